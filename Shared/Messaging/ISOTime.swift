@@ -1,0 +1,140 @@
+import Foundation
+
+/// RFC 3339 timestamps: what every JSON message and API response uses.
+///
+/// Output is UTC with a `Z`: `2026-03-01T09:00:00Z`, or with milliseconds when the instant
+/// has them (`2026-03-01T09:00:00.250Z`). Input accepts `Z` or a numeric offset and any number
+/// of fraction digits (milliseconds are kept).
+public enum ISOTime {
+    /// Formats an instant.
+    public static func format(_ date: Date) -> String {
+        let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.toNearestOrEven))
+        return format(epochMilliseconds: ms)
+    }
+
+    /// Formats an instant in whole seconds (fraction dropped).
+    public static func formatSeconds(_ date: Date) -> String {
+        let s = Int64(date.timeIntervalSince1970.rounded(.down))
+        return format(epochMilliseconds: s * 1000)
+    }
+
+    /// Formats milliseconds since the Unix epoch.
+    public static func format(epochMilliseconds ms: Int64) -> String {
+        var seconds = ms / 1000
+        var millis = ms % 1000
+        if millis < 0 {
+            millis += 1000
+            seconds -= 1
+        }
+        let c = civil(fromDays: seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400)
+        let sod = ((seconds % 86400) + 86400) % 86400
+        var out = ""
+        out.reserveCapacity(24)
+        out += pad(c.year, 4) + "-" + pad(c.month, 2) + "-" + pad(c.day, 2)
+        out += "T" + pad(Int(sod / 3600), 2) + ":" + pad(Int(sod / 60 % 60), 2) + ":" + pad(Int(sod % 60), 2)
+        if millis != 0 { out += "." + pad(Int(millis), 3) }
+        out += "Z"
+        return out
+    }
+
+    /// Parses an RFC 3339 timestamp; nil when it is not one.
+    public static func parse(_ text: String) -> Date? {
+        guard let ms = parseEpochMilliseconds(text) else { return nil }
+        return Date(timeIntervalSince1970: Double(ms) / 1000)
+    }
+
+    /// Parses an RFC 3339 timestamp to milliseconds since the epoch.
+    public static func parseEpochMilliseconds(_ text: String) -> Int64? {
+        let u = Array(text.utf8)
+        guard u.count >= 20 else { return nil }
+        func num(_ from: Int, _ len: Int) -> Int? {
+            guard from + len <= u.count else { return nil }
+            var v = 0
+            for k in from..<(from + len) {
+                let c = u[k]
+                guard c >= 0x30, c <= 0x39 else { return nil }
+                v = v * 10 + Int(c - 0x30)
+            }
+            return v
+        }
+        guard let year = num(0, 4), u[4] == 0x2D, let month = num(5, 2), u[7] == 0x2D, let day = num(8, 2),
+              u[10] == UInt8(ascii: "T") || u[10] == UInt8(ascii: "t") || u[10] == 0x20,
+              let hour = num(11, 2), u[13] == 0x3A, let minute = num(14, 2), u[16] == 0x3A, let second = num(17, 2)
+        else { return nil }
+        guard (1...12).contains(month), (1...daysIn(year: year, month: month)).contains(day),
+              hour < 24, minute < 60, second < 61 else { return nil }
+        var k = 19
+        var millis = 0
+        if k < u.count, u[k] == 0x2E {
+            k += 1
+            var digits = 0
+            while k < u.count, u[k] >= 0x30, u[k] <= 0x39 {
+                if digits < 3 { millis = millis * 10 + Int(u[k] - 0x30) }
+                digits += 1
+                k += 1
+            }
+            guard digits > 0 else { return nil }
+            if digits < 3 { for _ in digits..<3 { millis *= 10 } }
+        }
+        guard k < u.count else { return nil }
+        var offsetSeconds = 0
+        switch u[k] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            k += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            let sign = u[k] == UInt8(ascii: "+") ? 1 : -1
+            guard let oh = num(k + 1, 2), k + 3 < u.count, u[k + 3] == 0x3A, let om = num(k + 4, 2), oh < 24, om < 60 else { return nil }
+            offsetSeconds = sign * (oh * 3600 + om * 60)
+            k += 6
+        default:
+            return nil
+        }
+        guard k == u.count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let secs = Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + min(second, 59)) - Int64(offsetSeconds)
+        return secs * 1000 + Int64(millis)
+    }
+
+    // MARK: - Civil calendar (Howard Hinnant's algorithms)
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date.
+    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146097 + doe - 719468
+    }
+
+    /// The proleptic Gregorian date of a day count since 1970-01-01.
+    public static func civil(fromDays z0: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = Int(z0) + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
+    public static func daysIn(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Whether a Gregorian year is a leap year.
+    public static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+
+    private static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+}

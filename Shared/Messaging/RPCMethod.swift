@@ -1,0 +1,58 @@
+import Foundation
+
+/// A request/reply operation of a service: its message type and the shapes of its request
+/// and response payloads. Declared once in `Contracts` and used by both sides.
+public protocol RPCMethod: Sendable {
+    associatedtype Request: Codable & Sendable
+    associatedtype Response: Codable & Sendable
+    /// The envelope `type`, `<service>.<operation>`.
+    static var type: String { get }
+}
+
+/// An empty payload (`{}`).
+public struct Empty: Codable, Sendable, Equatable {
+    public init() {}
+}
+
+/// The envelope types of replies.
+public enum ReplyType {
+    /// A successful reply; the payload is the response.
+    public static let success = "rpc.reply"
+    /// A failed reply; the payload is a ``ServiceError``.
+    public static let error = "rpc.error"
+}
+
+/// Requests every service answers.
+public enum SystemMethods {
+    /// `system.health`: is the service up, and are its dependencies reachable.
+    public struct Health: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = HealthReport
+        public static let type = "system.health"
+    }
+}
+
+/// What a service says about itself when asked for its health.
+public struct HealthReport: Codable, Sendable, Equatable {
+    /// Service name, e.g. `alarms`.
+    public var service: String
+    /// Instance id (unique per process).
+    public var instance: String
+    /// `ok` or `degraded`.
+    public var status: String
+    /// Seconds since start.
+    public var uptimeSeconds: Double
+    /// Dependency checks, e.g. `["database": "ok"]`.
+    public var checks: [String: String]
+    /// Build version.
+    public var version: String
+
+    public init(service: String, instance: String, status: String, uptimeSeconds: Double, checks: [String: String], version: String) {
+        self.service = service
+        self.instance = instance
+        self.status = status
+        self.uptimeSeconds = uptimeSeconds
+        self.checks = checks
+        self.version = version
+    }
+}

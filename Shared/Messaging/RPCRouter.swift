@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import Tracing
+
+/// What a handler knows about the request it is answering.
+public struct RPCContext: Sendable {
+    /// The request envelope (payload still raw).
+    public let envelope: Envelope
+    /// A logger with the request's type, id and actor as metadata.
+    public let logger: Logger
+    /// The trace context of the request's span.
+    public let serviceContext: ServiceContext
+
+    /// The user on whose behalf the request was made, if any.
+    public var actor: String? { envelope.actor }
+
+    public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext) {
+        self.envelope = envelope
+        self.logger = logger
+        self.serviceContext = serviceContext
+    }
+
+    /// The actor, or a `CA012` error when the request carries none.
+    public func requireActor() throws -> String {
+        guard let a = actor, !a.isEmpty else { throw ServiceError(.authRequired, "this operation needs an authenticated user") }
+        return a
+    }
+}
+
+/// The table of message types a server answers, built before the server starts.
+public struct RPCRouter: Sendable {
+    /// A handler: takes the request, returns the reply payload (raw JSON), or nil for a
+    /// one-way message that gets no reply.
+    public typealias RawHandler = @Sendable (RPCContext) async throws -> Data?
+
+    private(set) var handlers: [String: RawHandler] = [:]
+
+    public init() {}
+
+    /// Registers a typed handler for `method`.
+    public mutating func on<M: RPCMethod>(
+        _ method: M.Type, _ handler: @escaping @Sendable (M.Request, RPCContext) async throws -> M.Response
+    ) {
+        handlers[M.type] = { context in
+            let request: M.Request
+            do {
+                request = try JSONCoding.decoder().decode(M.Request.self, from: context.envelope.payload)
+            } catch let error as DecodingError {
+                throw ServiceError(.validationFailed, JSONCoding.describe(error))
+            }
+            return try JSONCoding.encode(try await handler(request, context))
+        }
+    }
+
+    /// Registers a handler working on raw payload bytes.
+    public mutating func onRaw(_ type: String, _ handler: @escaping RawHandler) {
+        handlers[type] = handler
+    }
+
+    /// Registers a handler for a one-way message type (no reply is sent).
+    public mutating func onOneWay(_ type: String, _ handler: @escaping @Sendable (RPCContext) async throws -> Void) {
+        handlers[type] = { context in
+            try await handler(context)
+            return nil
+        }
+    }
+
+    /// Adds every handler of `other` (later registrations win).
+    public mutating func merge(_ other: RPCRouter) {
+        handlers.merge(other.handlers) { _, new in new }
+    }
+
+    /// The registered message types.
+    public var types: [String] { handlers.keys.sorted() }
+}

@@ -1,0 +1,315 @@
+import CZMQ
+import DequeModule
+import Foundation
+import Synchronization
+
+/// One libzmq socket owned by one dedicated thread (czmq's `zactor` idea).
+///
+/// libzmq sockets are not thread-safe, so the rest of the code never touches the socket:
+/// it enqueues commands (send, connect, subscribe, stop) into a locked queue and wakes the
+/// thread through an `eventfd` that the thread polls next to the socket. Received messages
+/// come out of ``messages`` (a bounded single-consumer async sequence). The socket is
+/// created and bound on the caller's thread, then handed to the owning thread (libzmq
+/// allows migrating a socket across a full memory barrier, which starting a thread is).
+public final class SocketActor: Sendable {
+    /// A name for logs and the thread.
+    public let name: String
+    /// The concrete endpoints bound (wildcard ports resolved), in the order of `options.binds`.
+    public let boundEndpoints: [String]
+    /// Messages received, in order. Single consumer.
+    public let messages: SocketMessages
+    /// Counters of what the socket did.
+    public let stats = SocketStats()
+
+    private let options: SocketOptions
+    private let wakeFD: Int32
+    private let queue = Mutex(CommandQueue())
+    private let mailbox: Mailbox<ReceivedMessage>
+    private let finished = OneShot()
+    private let callbacks: Callbacks?
+    nonisolated(unsafe) private let socket: RawSocket
+
+    /// Delivery on the socket thread itself, for code that only resumes continuations
+    /// (an RPC client): no hop through the mailbox. `onMessage` must be quick and must not block.
+    public struct Callbacks: Sendable {
+        /// Called for each received message, on the socket thread.
+        public var onMessage: @Sendable (ReceivedMessage) -> Void
+        /// Called about every `tickInterval`, on the socket thread (deadline sweeps).
+        public var onTick: (@Sendable () -> Void)?
+        /// How often `onTick` runs.
+        public var tickInterval: Duration
+
+        public init(tickInterval: Duration = .milliseconds(10), onTick: (@Sendable () -> Void)? = nil,
+                    onMessage: @escaping @Sendable (ReceivedMessage) -> Void) {
+            self.onMessage = onMessage
+            self.onTick = onTick
+            self.tickInterval = tickInterval
+        }
+    }
+
+    private struct CommandQueue {
+        var commands = Deque<Command>()
+        var signaled = false
+        var stopped = false
+    }
+
+    private enum Command {
+        case send([Data])
+        case connect(String)
+        case disconnect(String)
+        case subscribe(Data)
+        case unsubscribe(Data)
+        case stop
+    }
+
+    /// Creates the socket, applies `options`, binds and connects, and starts its thread.
+    /// Throws when a bind fails (address in use, bad endpoint).
+    public init(context: ZMQContext, options: SocketOptions, name: String, callbacks: Callbacks? = nil) throws {
+        self.name = name
+        self.callbacks = callbacks
+        self.options = options
+        let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        guard fd >= 0 else { throw ZMQError(code: errno, operation: "eventfd") }
+        self.wakeFD = fd
+        self.mailbox = Mailbox(capacity: options.mailboxCapacity, onDrained: { [fd] in
+            var one: UInt64 = 1
+            _ = write(fd, &one, 8)
+        })
+        self.messages = SocketMessages(mailbox: mailbox)
+
+        let raw: RawSocket
+        do {
+            raw = try RawSocket(context: context, type: options.type)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        var bound: [String] = []
+        do {
+            try raw.set(ZMQ_SNDHWM, options.sendHighWaterMark)
+            try raw.set(ZMQ_RCVHWM, options.receiveHighWaterMark)
+            try raw.set(ZMQ_LINGER, options.lingerMilliseconds)
+            try raw.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMilliseconds)
+            try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
+            if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
+            let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
+            try raw.set(.maxMessageSize, hard)
+            if let identity = options.identity { try raw.set(ZMQ_ROUTING_ID, bytes: [UInt8](identity)) }
+            if options.type == .router {
+                // A reconnecting peer with the same identity takes over its old route.
+                try raw.set(ZMQ_ROUTER_HANDOVER, 1)
+            }
+            for prefix in options.subscriptions { try raw.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) }
+            for endpoint in options.binds { bound.append(try raw.bind(endpoint)) }
+            for endpoint in options.connects { try raw.connect(endpoint) }
+        } catch {
+            raw.close(lingerMilliseconds: 0)
+            Glibc.close(fd)
+            throw error
+        }
+        self.socket = raw
+        self.boundEndpoints = bound
+
+        let thread = Thread { [self] in self.runLoop() }
+        thread.name = "zmq:\(name)"
+        thread.start()
+    }
+
+    // MARK: - API for async code
+
+    /// Queues a multipart message for sending. Never blocks; when the queue is over its
+    /// limit the oldest waiting message is dropped and counted.
+    public func send(_ frames: [Data]) {
+        enqueue(.send(frames))
+    }
+
+    /// Connects to one more endpoint.
+    public func connect(_ endpoint: String) { enqueue(.connect(endpoint)) }
+
+    /// Disconnects from an endpoint.
+    public func disconnect(_ endpoint: String) { enqueue(.disconnect(endpoint)) }
+
+    /// Adds a SUB topic prefix.
+    public func subscribe(_ prefix: Data) { enqueue(.subscribe(prefix)) }
+
+    /// Removes a SUB topic prefix.
+    public func unsubscribe(_ prefix: Data) { enqueue(.unsubscribe(prefix)) }
+
+    /// Stops the thread, closes the socket (after `lingerMilliseconds` for unsent messages)
+    /// and finishes ``messages``. Waits until the socket is closed. Idempotent.
+    public func close() async {
+        enqueue(.stop)
+        await finished.wait()
+    }
+
+    /// Ends ``messages`` now (the consumer's loop finishes) while the socket keeps sending:
+    /// a server stops taking requests at shutdown but still answers those in flight.
+    public func finishMessages() { mailbox.finish() }
+
+    /// Whether ``close()`` has completed.
+    public var isClosed: Bool { finished.hasFired }
+
+    private func enqueue(_ command: Command) {
+        let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
+            if q.stopped { return (false, false) }
+            if case .stop = command { q.stopped = true }
+            q.commands.append(command)
+            if q.signaled { return (false, true) }
+            q.signaled = true
+            return (true, true)
+        }
+        if !accepted, case .send = command { stats.dropped.add(1, ordering: .relaxed) }
+        if signal {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    // MARK: - The socket thread
+
+    private func runLoop() {
+        var pending = Deque<[Data]>()
+        var running = true
+        let clock = ContinuousClock()
+        var nextTick = clock.now + (callbacks?.tickInterval ?? .seconds(3600))
+        while running {
+            if let callbacks, let onTick = callbacks.onTick, clock.now >= nextTick {
+                onTick()
+                nextTick = clock.now + callbacks.tickInterval
+            }
+            let batch = queue.withLock { q -> Deque<Command> in
+                q.signaled = false
+                let b = q.commands
+                q.commands.removeAll(keepingCapacity: true)
+                return b
+            }
+            for command in batch {
+                switch command {
+                case .send(let frames):
+                    pending.append(frames)
+                    if pending.count > options.sendQueueLimit {
+                        pending.removeFirst()
+                        stats.dropped.add(1, ordering: .relaxed)
+                    }
+                case .connect(let endpoint):
+                    do { try socket.connect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
+                case .disconnect(let endpoint):
+                    do { try socket.disconnect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
+                case .subscribe(let prefix):
+                    do { try socket.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
+                case .unsubscribe(let prefix):
+                    do { try socket.set(ZMQ_UNSUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
+                case .stop:
+                    running = false
+                }
+            }
+            flush(&pending)
+            if !running { break }
+            receiveAvailable()
+            var timeout: Int = -1
+            if callbacks?.onTick != nil {
+                let left = clock.now.duration(to: nextTick)
+                timeout = max(0, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            }
+            poll(wantOut: !pending.isEmpty, timeoutMilliseconds: timeout)
+        }
+        flush(&pending)
+        socket.close(lingerMilliseconds: options.lingerMilliseconds)
+        Glibc.close(wakeFD)
+        mailbox.finish()
+        finished.fire()
+    }
+
+    private func flush(_ pending: inout Deque<[Data]>) {
+        while let frames = pending.first {
+            do {
+                guard try socket.send(frames) else { return }
+                stats.sent.add(1, ordering: .relaxed)
+            } catch {
+                // EHOSTUNREACH and the like: the message cannot be delivered; drop it.
+                stats.errors.add(1, ordering: .relaxed)
+            }
+            pending.removeFirst()
+        }
+    }
+
+    private func receiveAvailable() {
+        var count = 0
+        while count < 1024, callbacks != nil || mailbox.hasRoom {
+            let message: ReceivedMessage?
+            do {
+                message = try socket.receive(maxFrameBytes: options.maxFrameBytes)
+            } catch {
+                stats.errors.add(1, ordering: .relaxed)
+                return
+            }
+            guard let m = message else { return }
+            count += 1
+            stats.received.add(1, ordering: .relaxed)
+            if m.oversizedBytes != nil { stats.oversized.add(1, ordering: .relaxed) }
+            if let callbacks {
+                callbacks.onMessage(m)
+            } else if !mailbox.push(m) {
+                return
+            }
+        }
+    }
+
+    private func poll(wantOut: Bool, timeoutMilliseconds: Int) {
+        var events: Int16 = 0
+        if callbacks != nil || mailbox.hasRoom { events |= Int16(ZMQ_POLLIN) }
+        if wantOut { events |= Int16(ZMQ_POLLOUT) }
+        var items = [
+            zmq_pollitem_t(socket: socket.handle, fd: 0, events: events, revents: 0),
+            zmq_pollitem_t(socket: nil, fd: wakeFD, events: Int16(ZMQ_POLLIN), revents: 0),
+        ]
+        let rc = zmq_poll(&items, 2, timeoutMilliseconds)
+        if rc < 0 && zmq_errno() != EINTR { stats.errors.add(1, ordering: .relaxed) }
+        if items[1].revents & Int16(ZMQ_POLLIN) != 0 {
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
+        }
+    }
+}
+
+/// Counters of one socket.
+public final class SocketStats: Sendable {
+    /// Messages sent.
+    public let sent = Atomic<Int>(0)
+    /// Messages received.
+    public let received = Atomic<Int>(0)
+    /// Messages dropped before sending (queue over limit, or socket closed).
+    public let dropped = Atomic<Int>(0)
+    /// Messages received with a frame over the size limit.
+    public let oversized = Atomic<Int>(0)
+    /// libzmq errors.
+    public let errors = Atomic<Int>(0)
+}
+
+/// A one-time signal many tasks can wait for.
+final class OneShot: Sendable {
+    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    var hasFired: Bool { state.withLock { $0.fired } }
+
+    func fire() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.fired = true
+            let w = s.waiters
+            s.waiters = []
+            return w
+        }
+        for w in waiters { w.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let fired = state.withLock { s -> Bool in
+                if s.fired { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if fired { c.resume() }
+        }
+    }
+}

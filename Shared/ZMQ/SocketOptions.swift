@@ -1,0 +1,41 @@
+import Foundation
+
+/// How a ``SocketActor`` sets up its socket.
+public struct SocketOptions: Sendable {
+    /// The libzmq socket type.
+    public var type: SocketType
+    /// Endpoints to bind (stable services bind), e.g. `tcp://*:7101` or `tcp://127.0.0.1:*`.
+    public var binds: [String] = []
+    /// Endpoints to connect to (scaled services and clients connect).
+    public var connects: [String] = []
+    /// Topic prefixes to subscribe to (SUB sockets only).
+    public var subscriptions: [Data] = []
+    /// Routing identity of this socket (DEALER), if any.
+    public var identity: Data? = nil
+    /// Largest frame accepted; bigger ones are reported as oversized and dropped.
+    public var maxFrameBytes: Int = 1 << 20
+    /// libzmq hard limit on a whole message; a peer sending more is disconnected.
+    /// Defaults to 16 × `maxFrameBytes`: the soft limit above answers normal mistakes.
+    public var hardMessageLimit: Int64? = nil
+    /// Send high-water mark in messages.
+    public var sendHighWaterMark: Int32 = 100_000
+    /// Receive high-water mark in messages.
+    public var receiveHighWaterMark: Int32 = 100_000
+    /// How long unsent messages are kept when the socket closes.
+    public var lingerMilliseconds: Int32 = 200
+    /// Received messages handed to async code but not yet consumed before the socket thread
+    /// stops reading (libzmq then queues up to the high-water mark, pushing back on peers).
+    public var mailboxCapacity: Int = 50_000
+    /// Messages waiting to be sent before the oldest are dropped (counted).
+    public var sendQueueLimit: Int = 200_000
+    /// Reconnect interval in milliseconds.
+    public var reconnectIntervalMilliseconds: Int32 = 100
+    /// Maximum reconnect interval in milliseconds (exponential back-off).
+    public var reconnectIntervalMaxMilliseconds: Int32 = 2_000
+    /// TCP keepalive so dead peers are noticed.
+    public var tcpKeepAlive: Bool = true
+
+    public init(type: SocketType) {
+        self.type = type
+    }
+}

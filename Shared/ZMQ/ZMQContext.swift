@@ -1,0 +1,55 @@
+import CZMQ
+import Synchronization
+
+/// A libzmq context: owns the I/O threads shared by every socket created from it.
+///
+/// Create one per process in the service builder and pass it down; terminate it last,
+/// after every ``SocketActor`` created from it has been closed.
+public final class ZMQContext: Sendable {
+    nonisolated(unsafe) let handle: UnsafeMutableRawPointer
+    private let terminated = Atomic<Bool>(false)
+
+    /// Creates a context with the given number of libzmq I/O threads.
+    public init(ioThreads: Int = 1) {
+        guard let ctx = zmq_ctx_new() else {
+            fatalError("zmq_ctx_new failed: \(ZMQError.current())")
+        }
+        zmq_ctx_set(ctx, ZMQ_IO_THREADS, Int32(ioThreads))
+        // We open far more sockets in tests than the default 1024 allows.
+        zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, 8192)
+        self.handle = ctx
+    }
+
+    /// Terminates the context. Blocks until every socket of the context is closed, so call it
+    /// only after closing all actors. Idempotent.
+    public func terminate() {
+        guard !terminated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+
+    deinit { terminate() }
+
+    /// The libzmq version linked at run time, e.g. "4.3.4".
+    public static var libraryVersion: String {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        zmq_version(&major, &minor, &patch)
+        return "\(major).\(minor).\(patch)"
+    }
+}
+
+/// An error reported by libzmq.
+public struct ZMQError: Error, CustomStringConvertible, Sendable {
+    /// The errno value libzmq reported.
+    public let code: Int32
+    /// What was being done.
+    public let operation: String
+
+    public var description: String {
+        let text = String(cString: zmq_strerror(code))
+        return "\(operation): \(text) (errno \(code))"
+    }
+
+    static func current(_ operation: String = "zmq") -> ZMQError {
+        ZMQError(code: zmq_errno(), operation: operation)
+    }
+}

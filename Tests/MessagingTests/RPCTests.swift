@@ -1,0 +1,129 @@
+import Foundation
+import Messaging
+import ServiceLifecycle
+import Synchronization
+import Testing
+import ZMQ
+
+struct Echo: RPCMethod {
+    struct Request: Codable, Sendable { var text: String; var delayMs: Int = 0 }
+    struct Response: Codable, Sendable { var text: String; var actor: String? }
+    static let type = "test.echo"
+}
+
+struct Fail: RPCMethod {
+    typealias Request = Empty
+    typealias Response = Empty
+    static let type = "test.fail"
+}
+
+struct Count: RPCMethod {
+    typealias Request = Empty
+    struct Response: Codable, Sendable { var n: Int }
+    static let type = "test.count"
+}
+
+final class AtomicCounter: Sendable { let value = Atomic<Int>(0) }
+
+/// A running RPC server on an ephemeral port plus a client connected to it.
+final class RPCFixture: Sendable {
+    let context = ZMQContext()
+    let server: RPCServer
+    let client: RPCClient
+    let counter = AtomicCounter()
+    let task: Task<Void, any Error>
+
+    init(maxFrameBytes: Int = 1 << 20) throws {
+        var router = RPCRouter()
+        let counter = self.counter
+        router.on(Echo.self) { request, context in
+            if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
+            return Echo.Response(text: request.text, actor: context.actor)
+        }
+        router.on(Fail.self) { _, _ in throw ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31") }
+        router.on(Count.self) { _, _ in Count.Response(n: counter.value.add(1, ordering: .relaxed).newValue) }
+        server = try RPCServer(context: context, serviceName: "test", instance: "t1", binds: ["tcp://127.0.0.1:*"],
+                               router: router, telemetry: .discarding(), maxFrameBytes: maxFrameBytes)
+        client = try RPCClient(context: context, target: "test", endpoints: server.endpoints, source: "tests/1",
+                               telemetry: .discarding(), maxFrameBytes: maxFrameBytes)
+        let server = self.server
+        task = Task { try await server.run() }
+    }
+
+    func shutdown() async {
+        await client.close()
+        task.cancel()
+        await server.close()
+        context.terminate()
+    }
+}
+
+@Suite("RPC over DEALER/ROUTER")
+struct RPCTests {
+    @Test("a request gets its reply, with the actor carried")
+    func roundTrip() async throws {
+        let f = try RPCFixture()
+        let reply = try await f.client.call(Echo.self, .init(text: "hello"), actor: "user-1")
+        #expect(reply.text == "hello")
+        #expect(reply.actor == "user-1")
+        await f.shutdown()
+    }
+
+    @Test("a typed error travels back as {code, message}")
+    func typedError() async throws {
+        let f = try RPCFixture()
+        await #expect(throws: ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31")) {
+            _ = try await f.client.call(Fail.self, Empty())
+        }
+        await f.shutdown()
+    }
+
+    @Test("a missed deadline fails the call with CA021 and the late reply is ignored")
+    func deadline() async throws {
+        let f = try RPCFixture()
+        let started = ContinuousClock.now
+        do {
+            _ = try await f.client.call(Echo.self, .init(text: "slow", delayMs: 400), timeout: .milliseconds(100))
+            Issue.record("expected a deadline error")
+        } catch let e as ServiceError {
+            #expect(e.code == .deadlineExceeded)
+        }
+        #expect(started.duration(to: .now) < .milliseconds(350))
+        #expect(f.client.inFlight == 0)
+        // The client still works afterwards.
+        let ok = try await f.client.call(Echo.self, .init(text: "after"))
+        #expect(ok.text == "after")
+        await f.shutdown()
+    }
+
+    @Test("1 000 concurrent requests all get their own reply")
+    func concurrent() async throws {
+        let f = try RPCFixture()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<1_000 {
+                group.addTask {
+                    let reply = try await f.client.call(Echo.self, .init(text: "m\(i)", delayMs: i % 7))
+                    #expect(reply.text == "m\(i)")
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(f.client.inFlight == 0)
+        await f.shutdown()
+    }
+
+    @Test("an idempotent request retried after a missed deadline runs once")
+    func idempotentRetry() async throws {
+        let f = try RPCFixture()
+        // First attempt misses its deadline; the retry gets the cached first answer.
+        let reply = try await f.client.call(Echo.self, .init(text: "x", delayMs: 150), timeout: .milliseconds(100),
+                                            idempotencyKey: "k1", retries: 2)
+        #expect(reply.text == "x")
+        let a = try await f.client.call(Count.self, Empty(), idempotencyKey: "same")
+        let b = try await f.client.call(Count.self, Empty(), idempotencyKey: "same")
+        #expect(a.n == b.n)
+        let c = try await f.client.call(Count.self, Empty())
+        #expect(c.n == a.n + 1)
+        await f.shutdown()
+    }
+}
