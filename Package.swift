@@ -15,6 +15,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -49,10 +55,60 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "Persistence",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/Persistence",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Outbox",
+            dependencies: ["Messaging", "Persistence"],
+            path: "Shared/Outbox",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "Messaging", "Persistence", "Outbox", "ZMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Shared/ServiceKit",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
+        .target(
+            name: "Support",
+            dependencies: [
+                "Persistence",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chronir-testpeer",
+            dependencies: ["ServiceKit", "Messaging", "Outbox", "Persistence"],
+            path: "Tests/TestPeer",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "MessagingTests",
-            dependencies: ["Messaging", "ZMQ"],
+            dependencies: ["Messaging", "ZMQ", "Support", "Persistence", "chronir-testpeer"],
             path: "Tests/MessagingTests",
             swiftSettings: swiftSettings
         ),

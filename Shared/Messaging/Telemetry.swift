@@ -118,7 +118,7 @@ public enum MessagingAttribute {
 
 extension Telemetry {
     /// Starts a span for a message being sent and writes its context into `headers`.
-    func startPublishSpan(type: String, destination: String, id: String, context: ServiceContext,
+    public func startPublishSpan(type: String, destination: String, id: String, context: ServiceContext,
                           kind: SpanKind, headers: inout [String: String]) -> any Span {
         let span = tracer.startSpan("\(type) publish", context: context, ofKind: kind)
         span.attributes[MessagingAttribute.system] = "zeromq"

@@ -1,0 +1,293 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// An event as a consumer receives it.
+public struct DeliveredEvent: Sendable {
+    /// Its position in the stream.
+    public var seq: Int64
+    /// The decoded envelope.
+    public var envelope: Envelope
+
+    public init(seq: Int64, envelope: Envelope) {
+        self.seq = seq
+        self.envelope = envelope
+    }
+}
+
+/// Applies events durably: the consumer's effects and its checkpoint in one transaction.
+public protocol EventApplier: Sendable {
+    /// The last sequence number applied for `stream` (0 when none).
+    func checkpoint(stream: String) async throws -> Int64
+    /// Applies consecutive events (the first is checkpoint + 1) and advances the checkpoint
+    /// to the last one, atomically. Throw ``ServiceError`` (or a decoding error) for an event
+    /// that can never be applied; any other error is treated as transient and retried.
+    func apply(stream: String, events: [DeliveredEvent]) async throws
+    /// Records an event that cannot be applied, with the reason, and advances past it.
+    func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws
+    /// Advances the checkpoint to `seq` without applying (events lost past retention).
+    func skip(stream: String, to seq: Int64, reason: String) async throws
+}
+
+/// Thrown by an applier when another process advanced the checkpoint first (replicas
+/// consuming the same stream into a shared schema): those events were applied there.
+public struct CheckpointMoved: Error {
+    public let current: Int64
+    public init(current: Int64) {
+        self.current = current
+    }
+}
+
+/// Where a consumer fetches events it missed.
+public protocol EventReplaySource: Sendable {
+    func replay(stream: String, after: Int64, limit: Int) async throws -> EventBatch
+}
+
+/// Replays through the producer's `events.replay` request.
+public struct RPCReplaySource: EventReplaySource {
+    let client: RPCClient
+
+    public init(client: RPCClient) {
+        self.client = client
+    }
+
+    public func replay(stream: String, after: Int64, limit: Int) async throws -> EventBatch {
+        try await client.call(EventMethods.Replay.self, .init(stream: stream, after: after, limit: limit), timeout: .seconds(10))
+    }
+}
+
+/// Consumes one event stream exactly once and in order (the ZeroMQ guide's Clone pattern).
+///
+/// Live events and heartbeats arrive through ``deliver(seq:envelope:)`` and
+/// ``observeHead(_:)`` (from a SUB socket or `events.push` messages). An event at
+/// checkpoint + 1 is applied; an older one is a duplicate and dropped; a newer one, or a
+/// heartbeat ahead of the checkpoint, means something was missed, and the consumer replays
+/// from the producer until it has caught up. It also replays at start, so a consumer that was
+/// down catches up completely. Live events that pile up are applied in one transaction.
+public final class StreamConsumer: Sendable {
+    /// The stream consumed.
+    public let stream: String
+    private let applier: any EventApplier
+    private let replaySource: any EventReplaySource
+    private let telemetry: Telemetry
+    private let inbox = AsyncInbox<Input>()
+    private let applied = Atomic<Int64>(-1)
+    private let stopped = Atomic<Bool>(false)
+    private let headSeen = Atomic<Int64>(0)
+    private let batchLimit: Int
+
+    enum Input: Sendable {
+        case event(Int64, Data)
+        case head(Int64)
+    }
+
+    public init(stream: String, applier: any EventApplier, replaySource: any EventReplaySource,
+                telemetry: Telemetry, batchLimit: Int = 500) {
+        self.stream = stream
+        self.applier = applier
+        self.replaySource = replaySource
+        self.telemetry = telemetry
+        self.batchLimit = batchLimit
+    }
+
+    /// Hands over a live event.
+    public func deliver(seq: Int64, envelope: Data) { inbox.send(.event(seq, envelope)) }
+
+    /// Hands over the producer's head (from a heartbeat).
+    public func observeHead(_ head: Int64) { inbox.send(.head(head)) }
+
+    /// The last applied sequence number (-1 before start).
+    public var checkpoint: Int64 { applied.load(ordering: .relaxed) }
+
+    /// The highest head seen from the producer.
+    public var head: Int64 { headSeen.load(ordering: .relaxed) }
+
+    /// Stops ``run()`` after what it is doing now.
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        inbox.finish()
+    }
+
+    /// Catches up, then applies live events until ``stop()`` or cancellation.
+    public func run() async {
+        var cp: Int64
+        do {
+            cp = try await retrying("read checkpoint") { try await self.applier.checkpoint(stream: self.stream) }
+        } catch {
+            return
+        }
+        applied.store(cp, ordering: .relaxed)
+        telemetry.logger.info("consuming stream", metadata: ["stream": "\(stream)", "checkpoint": "\(cp)"])
+        do {
+            try await catchUp(&cp)
+            while let first = await inbox.next() {
+                try Task.checkCancellation()
+                if stopped.load(ordering: .relaxed) { break }
+                var pending: [DeliveredEvent] = []
+                var needCatchUp = false
+                for input in [first] + inbox.takeAvailable(max: batchLimit) {
+                    switch input {
+                    case .head(let h):
+                        noteHead(h)
+                        if h > cp + Int64(pending.count) { needCatchUp = true }
+                    case .event(let seq, let data):
+                        noteHead(seq)
+                        let expected = cp + Int64(pending.count) + 1
+                        if seq < expected {
+                            telemetry.counter("chronir_events_duplicates_total", [("stream", stream)]).increment()
+                        } else if seq == expected {
+                            if let envelope = decode(seq: seq, data: data) {
+                                pending.append(DeliveredEvent(seq: seq, envelope: envelope))
+                            } else {
+                                try await flush(&pending, &cp)
+                                try await deadLetter(seq: seq, raw: data, reason: "undecodable envelope", &cp)
+                            }
+                        } else {
+                            telemetry.counter("chronir_events_gaps_total", [("stream", stream)]).increment()
+                            needCatchUp = true
+                        }
+                    }
+                }
+                try await flush(&pending, &cp)
+                if needCatchUp { try await catchUp(&cp) }
+            }
+        } catch {
+            telemetry.logger.info("stream consumer stopped", metadata: ["stream": "\(stream)", "checkpoint": "\(cp)"])
+        }
+    }
+
+    // MARK: - Internals
+
+    private func noteHead(_ h: Int64) {
+        var current = headSeen.load(ordering: .relaxed)
+        while h > current {
+            let (exchanged, original) = headSeen.compareExchange(expected: current, desired: h, ordering: .relaxed)
+            if exchanged { break }
+            current = original
+        }
+        telemetry.gauge("chronir_events_lag", [("stream", stream)]).record(max(0, head - checkpoint))
+    }
+
+    private func decode(seq: Int64, data: Data) -> Envelope? {
+        do {
+            return try Envelope.decode(data)
+        } catch {
+            telemetry.logger.error("undecodable event", metadata: ["stream": "\(stream)", "seq": "\(seq)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    private func catchUp(_ cp: inout Int64) async throws {
+        telemetry.counter("chronir_events_replays_total", [("stream", stream)]).increment()
+        while true {
+            let after = cp
+            let batch = try await retrying("replay") {
+                try await self.replaySource.replay(stream: self.stream, after: after, limit: self.batchLimit)
+            }
+            noteHead(batch.head)
+            if batch.firstAvailable > cp + 1, batch.events.first.map({ $0.seq > cp + 1 }) ?? (batch.head > cp) {
+                let to = (batch.events.first?.seq ?? batch.firstAvailable) - 1
+                telemetry.logger.error("events lost past the producer's retention; skipping",
+                                       metadata: ["stream": "\(stream)", "from": "\(cp + 1)", "to": "\(to)"])
+                try await retrying("skip") { try await self.applier.skip(stream: self.stream, to: to, reason: "past retention") }
+                cp = to
+                applied.store(cp, ordering: .relaxed)
+            }
+            var pending: [DeliveredEvent] = []
+            for record in batch.events where record.seq > cp + Int64(pending.count) {
+                guard record.seq == cp + Int64(pending.count) + 1 else { break }
+                if let e = decode(seq: record.seq, data: Data(record.envelope.utf8)) {
+                    pending.append(DeliveredEvent(seq: record.seq, envelope: e))
+                } else {
+                    try await flush(&pending, &cp)
+                    try await deadLetter(seq: record.seq, raw: Data(record.envelope.utf8), reason: "undecodable envelope", &cp)
+                }
+            }
+            try await flush(&pending, &cp)
+            if batch.events.isEmpty || cp >= batch.head { return }
+        }
+    }
+
+    private func flush(_ pending: inout [DeliveredEvent], _ cp: inout Int64) async throws {
+        guard !pending.isEmpty else { return }
+        let events = pending
+        pending.removeAll()
+        try await apply(events, &cp)
+    }
+
+    private func apply(_ events: [DeliveredEvent], _ cp: inout Int64) async throws {
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await applier.apply(stream: stream, events: events)
+                cp = events.last!.seq
+                applied.store(cp, ordering: .relaxed)
+                telemetry.counter("chronir_events_applied_total", [("stream", stream)]).increment(by: events.count)
+                return
+            } catch let moved as CheckpointMoved {
+                cp = max(cp, moved.current)
+                applied.store(cp, ordering: .relaxed)
+                return
+            } catch where Self.isPoison(error) {
+                if events.count > 1 {
+                    for e in events { try await apply([e], &cp) }
+                    return
+                }
+                let e = events[0]
+                try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: "\(error)", type: e.envelope.type, &cp)
+                return
+            } catch {
+                try Task.checkCancellation()
+                telemetry.logger.warning("applying events failed; retrying",
+                                         metadata: ["stream": "\(stream)", "seq": "\(events[0].seq)", "error": "\(String(reflecting: error))"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func deadLetter(seq: Int64, raw: Data, reason: String, type: String? = nil, _ cp: inout Int64) async throws {
+        telemetry.counter("chronir_events_dead_lettered_total", [("stream", stream)]).increment()
+        telemetry.logger.error("event cannot be applied; recorded as a dead letter",
+                               metadata: ["stream": "\(stream)", "seq": "\(seq)", "type": "\(type ?? "?")", "reason": "\(reason)"])
+        let text = String(decoding: raw, as: UTF8.self)
+        do {
+            try await retrying("dead-letter") {
+                do {
+                    try await self.applier.deadLetter(stream: self.stream, seq: seq, type: type, raw: text, reason: reason)
+                } catch let moved as CheckpointMoved {
+                    throw MovedBox(moved)
+                }
+            }
+        } catch let box as MovedBox {
+            cp = max(cp, box.moved.current)
+            applied.store(cp, ordering: .relaxed)
+            return
+        }
+        cp = seq
+        applied.store(cp, ordering: .relaxed)
+    }
+
+    private struct MovedBox: Error { let moved: CheckpointMoved; init(_ m: CheckpointMoved) { moved = m } }
+
+    static func isPoison(_ error: any Error) -> Bool {
+        error is ServiceError || error is DecodingError || error is EnvelopeError
+    }
+
+    private func retrying<T: Sendable>(_ what: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                return try await body()
+            } catch let box as MovedBox {
+                throw box
+            } catch {
+                try Task.checkCancellation()
+                if stopped.load(ordering: .relaxed) { throw CancellationError() }
+                telemetry.logger.warning("\(what) failed; retrying", metadata: ["stream": "\(stream)", "error": "\(error)"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+}

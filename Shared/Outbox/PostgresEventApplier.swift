@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import PostgresNIO
+import Tracing
+
+/// What an event handler gets besides the payload.
+public struct EventContext: Sendable {
+    /// The event.
+    public let event: DeliveredEvent
+    /// A logger with the event's type and id.
+    public let logger: Logger
+
+    /// The envelope.
+    public var envelope: Envelope { event.envelope }
+}
+
+/// The event types a consumer handles, each applied inside the consumer's transaction.
+public struct EventHandlers: Sendable {
+    public typealias Handler = @Sendable (EventContext, PostgresConnection) async throws -> Void
+    private(set) var handlers: [String: Handler] = [:]
+
+    public init() {}
+
+    /// Handles `type`, decoding the payload as `P` (a mismatch dead-letters the event).
+    public mutating func on<P: Decodable & Sendable>(
+        _ type: String, _ payload: P.Type,
+        _ handler: @escaping @Sendable (P, EventContext, PostgresConnection) async throws -> Void
+    ) {
+        handlers[type] = { context, connection in
+            let p = try context.envelope.decodePayload(P.self)
+            try await handler(p, context, connection)
+        }
+    }
+
+    /// The handled types.
+    public var types: [String] { handlers.keys.sorted() }
+}
+
+/// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
+/// locked first, so replicas consuming the same stream take turns and each event is applied
+/// exactly once; event types without a handler just advance the checkpoint.
+public final class PostgresEventApplier: EventApplier {
+    private let database: Database
+    private let handlers: EventHandlers
+    private let telemetry: Telemetry
+    private let consumerName: String
+
+    public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String) {
+        self.database = database
+        self.handlers = handlers
+        self.telemetry = telemetry
+        self.consumerName = consumerName
+    }
+
+    public func checkpoint(stream: String) async throws -> Int64 {
+        try await database.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream)").first(Int64.self) ?? 0
+    }
+
+    public func apply(stream: String, events: [DeliveredEvent]) async throws {
+        guard let first = events.first, let last = events.last else { return }
+        let logger = telemetry.logger
+        try await database.transaction { connection in
+            try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
+            let current = try await connection.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE", logger: logger)
+                .first(Int64.self) ?? 0
+            guard current == first.seq - 1 else { throw CheckpointMoved(current: current) }
+            for event in events {
+                guard let handler = handlers.handlers[event.envelope.type] else { continue }
+                let span = telemetry.startProcessSpan(event.envelope, destination: consumerName, kind: .consumer)
+                defer { span.end() }
+                var log = logger
+                log[metadataKey: "event"] = "\(event.envelope.id)"
+                log[metadataKey: "type"] = "\(event.envelope.type)"
+                do {
+                    try await ServiceContext.$current.withValue(span.context) {
+                        try await handler(EventContext(event: event, logger: log), connection)
+                    }
+                } catch {
+                    span.recordError(error)
+                    span.setStatus(.init(code: .error))
+                    throw error
+                }
+            }
+            try await connection.query("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
+        }
+    }
+
+    public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {
+        let logger = telemetry.logger
+        try await database.transaction { connection in
+            try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
+            let current = try await connection.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE", logger: logger)
+                .first(Int64.self) ?? 0
+            guard current == seq - 1 else { throw CheckpointMoved(current: current) }
+            try await connection.query("""
+                INSERT INTO consumer_dead_letters (stream, seq, type, envelope, reason) VALUES (\(stream), \(seq), \(type), \(raw), \(reason))
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+            try await connection.query("UPDATE consumer_checkpoints SET seq = \(seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
+        }
+    }
+
+    public func skip(stream: String, to seq: Int64, reason: String) async throws {
+        try await database.query("""
+            INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), \(seq))
+            ON CONFLICT (stream) DO UPDATE SET seq = GREATEST(consumer_checkpoints.seq, excluded.seq), updated_at = now()
+            """)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+
+/// A service's connection pool to its own schema. Run it in the service group before
+/// anything that queries; close it last.
+public final class Database: Service, Sendable {
+    /// The configuration in use.
+    public let config: DatabaseConfig
+    /// The pool.
+    public let client: PostgresClient
+    /// The logger queries log to.
+    public let logger: Logger
+
+    public init(config: DatabaseConfig, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        self.config = config
+        self.logger = logger
+        self.client = PostgresClient(configuration: try config.clientConfiguration(), eventLoopGroup: eventLoopGroup,
+                                     backgroundLogger: logger)
+    }
+
+    /// The schema this service owns.
+    public var schema: String { config.schema }
+
+    /// Runs the pool until cancelled or graceful shutdown.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await self.client.run()
+        }
+    }
+
+    /// Runs one query outside a transaction.
+    @discardableResult
+    public func query(_ query: PostgresQuery, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
+        try await client.query(query, logger: logger, file: file, line: line)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let value = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return value
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// Waits until the database answers (at start, PostgreSQL may still be booting).
+    public func waitUntilReachable(timeout: Duration = .seconds(60)) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var delay = Duration.milliseconds(100)
+        while true {
+            do {
+                try await query("SELECT 1")
+                return
+            } catch {
+                if clock.now >= deadline { throw error }
+                logger.info("waiting for PostgreSQL", metadata: ["database": "\(config.redacted)", "error": "\(String(reflecting: error))"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
+    }
+}
+
+extension PostgresRowSequence {
+    /// Collects every row decoded as `T`.
+    public func all<T: PostgresDecodable>(_ type: T.Type) async throws -> [T] {
+        var out: [T] = []
+        for try await v in self.decode(T.self) { out.append(v) }
+        return out
+    }
+
+    /// The first row decoded as `T`, if any.
+    public func first<T: PostgresDecodable>(_ type: T.Type) async throws -> T? {
+        for try await v in self.decode(T.self) { return v }
+        return nil
+    }
+}

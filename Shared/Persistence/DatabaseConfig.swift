@@ -1,0 +1,106 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// How a service reaches PostgreSQL: from `DATABASE_URL`
+/// (`postgres://user:password@host:port/database?sslmode=disable`) or the libpq variables
+/// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`; plus the schema the
+/// service owns (`CHRONIR_DB_SCHEMA`, default the service's name) and the pool size
+/// (`CHRONIR_DB_POOL_SIZE`, default 10).
+public struct DatabaseConfig: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+    /// `disable`, `prefer` or `require`.
+    public var sslMode: String
+    /// The schema this service owns; every query runs with it as `search_path`.
+    public var schema: String
+    /// Maximum connections in the pool.
+    public var poolSize: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 5432, username: String, password: String? = nil,
+                database: String, sslMode: String = "disable", schema: String, poolSize: Int = 10) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.sslMode = sslMode
+        self.schema = schema
+        self.poolSize = poolSize
+    }
+
+    /// Why a configuration could not be read.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads the configuration from `environment`. Fails when neither `DATABASE_URL` nor
+    /// `PGUSER`/`PGDATABASE` (or `USER`) say where to connect, or when a value is malformed.
+    public static func fromEnvironment(_ environment: [String: String], defaultSchema: String) throws -> DatabaseConfig {
+        let schema = environment["CHRONIR_DB_SCHEMA"] ?? defaultSchema
+        guard schema.range(of: "^[a-z_][a-z0-9_]{0,62}$", options: .regularExpression) != nil else {
+            throw Invalid(description: "CHRONIR_DB_SCHEMA \"\(schema)\" is not a plain lower-case identifier")
+        }
+        let poolSize = try environment["CHRONIR_DB_POOL_SIZE"].map { text -> Int in
+            guard let n = Int(text), n > 0 else { throw Invalid(description: "CHRONIR_DB_POOL_SIZE must be a positive integer") }
+            return n
+        } ?? 10
+        if let url = environment["DATABASE_URL"], !url.isEmpty {
+            var config = try parse(url: url, schema: schema)
+            config.poolSize = poolSize
+            return config
+        }
+        guard let user = environment["PGUSER"] ?? environment["USER"] else {
+            throw Invalid(description: "set DATABASE_URL (postgres://user:password@host:port/database) or PGHOST/PGPORT/PGUSER/PGDATABASE")
+        }
+        let port = try environment["PGPORT"].map { text -> Int in
+            guard let p = Int(text), (1...65535).contains(p) else { throw Invalid(description: "PGPORT must be a port number") }
+            return p
+        } ?? 5432
+        return DatabaseConfig(
+            host: environment["PGHOST"] ?? "127.0.0.1", port: port, username: user,
+            password: environment["PGPASSWORD"], database: environment["PGDATABASE"] ?? user,
+            sslMode: environment["PGSSLMODE"] ?? "disable", schema: schema, poolSize: poolSize
+        )
+    }
+
+    /// Parses a `postgres://` URL.
+    public static func parse(url text: String, schema: String) throws -> DatabaseConfig {
+        guard let url = URLComponents(string: text), url.scheme == "postgres" || url.scheme == "postgresql" else {
+            throw Invalid(description: "DATABASE_URL must look like postgres://user:password@host:port/database")
+        }
+        guard let user = url.user, !user.isEmpty else { throw Invalid(description: "DATABASE_URL has no user name") }
+        let database = String(url.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw Invalid(description: "DATABASE_URL has no database name") }
+        let sslMode = url.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
+        return DatabaseConfig(
+            host: url.host ?? "127.0.0.1", port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
+            password: url.password.map { $0.removingPercentEncoding ?? $0 }, database: database,
+            sslMode: sslMode, schema: schema
+        )
+    }
+
+    /// The postgres-nio client configuration.
+    func clientConfiguration() throws -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch sslMode {
+        case "disable": tls = .disable
+        case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+        default: tls = .prefer(.makeClientConfiguration())
+        }
+        var config = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
+                                                  database: database, tls: tls)
+        config.options.maximumConnections = poolSize
+        config.options.minimumConnections = 0
+        config.options.additionalStartupParameters = [("search_path", schema), ("application_name", "chronir-\(schema)")]
+        return config
+    }
+
+    /// The URL form, password hidden, for logs.
+    public var redacted: String {
+        "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database) (schema \(schema))"
+    }
+}

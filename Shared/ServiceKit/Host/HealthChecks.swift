@@ -1,0 +1,49 @@
+import Foundation
+import Messaging
+import Persistence
+import Synchronization
+
+/// The checks a service runs when asked for its health (`system.health`, `GET /healthz`).
+public final class HealthChecks: Sendable {
+    public typealias Check = @Sendable () async -> String
+    private let checks = Mutex<[(String, Check)]>([])
+
+    public init() {}
+
+    /// Adds a named check returning `ok` or a short reason.
+    public func add(_ name: String, _ check: @escaping Check) {
+        checks.withLock { $0.append((name, check)) }
+    }
+
+    /// Adds a check that the database answers within a second.
+    public func addDatabase(_ database: Database) {
+        add("database") {
+            do {
+                return try await withThrowingTaskGroup(of: String.self) { group in
+                    group.addTask {
+                        try await database.query("SELECT 1")
+                        return "ok"
+                    }
+                    group.addTask {
+                        try await Task.sleep(for: .seconds(1))
+                        return "timeout"
+                    }
+                    let first = try await group.next() ?? "timeout"
+                    group.cancelAll()
+                    return first
+                }
+            } catch {
+                return "error: \(error)"
+            }
+        }
+    }
+
+    /// Runs every check.
+    public func report(runtime: ServiceRuntime) async -> HealthReport {
+        var results: [String: String] = [:]
+        for (name, check) in checks.withLock({ $0 }) { results[name] = await check() }
+        let ok = results.values.allSatisfy { $0 == "ok" }
+        return HealthReport(service: runtime.name, instance: runtime.instance, status: ok ? "ok" : "degraded",
+                            uptimeSeconds: Date().timeIntervalSince(runtime.startedAt), checks: results, version: runtime.version)
+    }
+}

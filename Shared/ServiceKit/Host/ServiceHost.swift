@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import ServiceLifecycle
+import Synchronization
+
+/// What a service's builder returns: the long-running parts, in start order (they stop in
+/// reverse order), and what to close once they have all stopped.
+public struct ServiceParts: Sendable {
+    /// Long-running parts, in start order.
+    public var services: [any Service] = []
+    /// Called after every part has stopped (close clients and sockets).
+    public var closers: [@Sendable () async -> Void] = []
+    /// Health checks beyond the database one.
+    public let health: HealthChecks
+
+    public init(health: HealthChecks) {
+        self.health = health
+    }
+}
+
+/// Lets the owner of a running service ask it to shut down gracefully (tests, embedders).
+public final class ShutdownHandle: Sendable {
+    private let group = Mutex<ServiceGroup?>(nil)
+    private let requested = Mutex(false)
+
+    public init() {}
+
+    func attach(_ g: ServiceGroup) {
+        let early = group.withLock { $0 = g; return requested.withLock { $0 } }
+        if early { Task { await g.triggerGracefulShutdown() } }
+    }
+
+    /// Starts a graceful shutdown (like SIGTERM).
+    public func shutdown() async {
+        requested.withLock { $0 = true }
+        if let g = group.withLock({ $0 }) { await g.triggerGracefulShutdown() }
+    }
+}
+
+/// Runs a service the same way everywhere (`main`, tests, `chronirctl`): connect to its
+/// database and apply its migrations (under an advisory lock) before anything serves, build
+/// the parts, run them in one `ServiceGroup` until SIGTERM/SIGINT or ``ShutdownHandle``,
+/// then stop them in reverse order within `CHRONIR_SHUTDOWN_GRACE` (default 10 s).
+public enum ServiceHost {
+    /// The builder of a service's parts.
+    public typealias Build = @Sendable (ServiceRuntime, Database?, ServiceParts) async throws -> ServiceParts
+
+    /// Runs until shutdown. `migrations` nil means the service has no database.
+    public static func run(
+        runtime: ServiceRuntime, migrations: [Migration]?, handle: ShutdownHandle? = nil,
+        handleSignals: Bool = true, build: Build
+    ) async throws {
+        let logger = runtime.logger
+        let grace = try runtime.environment.duration("CHRONIR_SHUTDOWN_GRACE", .seconds(10))
+        let health = HealthChecks()
+        var database: Database? = nil
+        if migrations != nil {
+            let config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
+            database = try Database(config: config, logger: runtime.logs.logger("postgres"), eventLoopGroup: runtime.eventLoopGroup)
+        }
+        logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])
+        try await withThrowingTaskGroup(of: Void.self) { pool in
+            if let database {
+                pool.addTask { await database.client.run() }
+            }
+            defer { pool.cancelAll() }
+            if let database, let migrations {
+                try await database.waitUntilReachable()
+                try await Migrator(database: database).migrate(migrations)
+                health.addDatabase(database)
+            }
+            var parts = try await build(runtime, database, ServiceParts(health: health))
+            var services: [any Service] = []
+            if let spanFile = runtime.spanFile { services.append(spanFile) }
+            services.append(contentsOf: parts.services)
+            if let ops = try OpsServer.make(runtime: runtime, health: health, defaultPort: opsPort(runtime)) {
+                services.append(ops)
+            }
+            let group = ServiceGroup(configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+                cancellationSignals: [],
+                logger: runtime.logs.logger("lifecycle")
+            ).with(grace: grace))
+            handle?.attach(group)
+            do {
+                try await group.run()
+            } catch {
+                logger.error("stopped with an error", metadata: ["error": "\(String(reflecting: error))"])
+                for close in parts.closers { await close() }
+                parts.closers = []
+                throw error
+            }
+            for close in parts.closers { await close() }
+            logger.info("stopped")
+        }
+    }
+
+    static func opsPort(_ runtime: ServiceRuntime) -> Int {
+        ServiceDirectory.Name(rawValue: runtime.name)?.opsPort ?? 9100
+    }
+}
+
+extension ServiceGroupConfiguration {
+    func with(grace: Duration) -> ServiceGroupConfiguration {
+        var c = self
+        c.maximumGracefulShutdownDuration = grace
+        c.maximumCancellationDuration = .seconds(5)
+        return c
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+
+extension ServiceRuntime {
+    /// The request server of this service, answering `system.health` besides `router`.
+    public func makeRPCServer(router: RPCRouter, health: HealthChecks, binds: [String]? = nil) throws -> RPCServer {
+        var router = router
+        router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
+        let service = ServiceDirectory.Name(rawValue: name)
+        let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://*:7100"])
+        return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
+                             telemetry: telemetry, maxFrameBytes: maxFrameBytes,
+                             maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000))
+    }
+
+    /// The outbox of this service's stream, published on a bound PUB socket; registers
+    /// `events.replay` on `router`. Add the relay to the parts and `close` to the closers.
+    public func makePublishedOutbox(database: Database, router: inout RPCRouter, binds: [String]? = nil) throws
+        -> (writer: OutboxWriter, relay: OutboxRelay, close: @Sendable () async -> Void) {
+        let service = ServiceDirectory.Name(rawValue: name)
+        let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? environment.list("CHRONIR_PUB_BIND", ["tcp://*:7200"])
+        let pub = try PubEventSink(context: zmq, name: name, binds: bind)
+        let outbox = try makeOutbox(database: database, sink: pub, router: &router)
+        return (outbox.writer, outbox.relay, { await pub.close() })
+    }
+
+    /// The outbox of this service's stream with any sink; registers `events.replay`.
+    public func makeOutbox(database: Database, sink: any EventSink, router: inout RPCRouter) throws
+        -> (writer: OutboxWriter, relay: OutboxRelay) {
+        let relay = OutboxRelay(
+            database: database, stream: name, sink: sink, telemetry: telemetry,
+            pollInterval: try environment.duration("CHRONIR_OUTBOX_POLL", .milliseconds(250)),
+            heartbeatInterval: try environment.duration("CHRONIR_OUTBOX_HEARTBEAT", .seconds(1)),
+            retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400))
+        )
+        OutboxReplay.register(in: &router, database: database, streams: [name])
+        let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, relay: relay)
+        return (writer, relay)
+    }
+
+    /// A subscriber to another service's published stream, applying `handlers` into this
+    /// service's database exactly once. Add it to the parts and close `replay` at the end.
+    public func makeSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database) throws
+        -> (subscriber: EventSubscriber, replay: RPCClient) {
+        let replay = try rpcClient(to: producer, timeout: .seconds(10))
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name)
+        let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
+                                      telemetry: telemetry)
+        let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: directory.events(producer),
+                                             consumers: [consumer], telemetry: telemetry)
+        return (subscriber, replay)
+    }
+}

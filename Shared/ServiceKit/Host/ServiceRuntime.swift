@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import Messaging
+import NIOCore
+import NIOPosix
+import Prometheus
+import Tracing
+import ZMQ
+
+/// Everything a service process shares, built once at start from the environment and passed
+/// down (no globals): identity, configuration, logging, metrics, tracing, the ZeroMQ context
+/// and the event loops.
+public final class ServiceRuntime: Sendable {
+    /// The service name, e.g. `alarms`.
+    public let name: String
+    /// A unique id of this process: `CHRONIR_INSTANCE_ID`, or host name + pid + random
+    /// (unique per container replica with no configuration).
+    public let instance: String
+    /// The environment.
+    public let environment: ServiceEnvironment
+    /// Where the services listen.
+    public let directory: ServiceDirectory
+    /// Logging setup.
+    public let logs: LogSetup
+    /// The root logger.
+    public let logger: Logger
+    /// The Prometheus registry behind this process's metrics.
+    public let metricsRegistry: PrometheusCollectorRegistry
+    /// Logger, metrics and tracer for messaging code.
+    public let telemetry: Telemetry
+    /// The ZeroMQ context.
+    public let zmq: ZMQContext
+    /// Event loops for PostgreSQL, HTTP servers and clients.
+    public let eventLoopGroup: MultiThreadedEventLoopGroup
+    /// Largest message accepted (`CHRONIR_MAX_MESSAGE_BYTES`, default 1 MiB).
+    public let maxFrameBytes: Int
+    /// When the process started.
+    public let startedAt = Date()
+    /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
+    public let spanFile: FileSpanExporter?
+    /// The build version reported by health.
+    public let version: String
+
+    /// Reads the environment. Throws ``ServiceEnvironment/Invalid`` naming a bad variable.
+    public init(service: String, environment: ServiceEnvironment = ServiceEnvironment()) throws {
+        self.name = service
+        self.environment = environment
+        self.directory = ServiceDirectory(environment: environment)
+        self.instance = environment.optional("CHRONIR_INSTANCE_ID") ?? Self.makeInstanceID()
+        self.version = environment.string("CHRONIR_VERSION", "0.1.0")
+        self.logs = try LogSetup(service: service, instance: instance, environment: environment)
+        self.logger = logs.logger(service)
+        self.maxFrameBytes = try environment.int("CHRONIR_MAX_MESSAGE_BYTES", 1 << 20, in: 1024...(256 << 20))
+        self.metricsRegistry = PrometheusCollectorRegistry()
+        let factory = PrometheusMetricsFactory(registry: metricsRegistry)
+        if let path = environment.optional("CHRONIR_TRACE_FILE") {
+            spanFile = try FileSpanExporter(path: path)
+        } else {
+            spanFile = nil
+        }
+        let tracer = ChronirTracer(service: service, instance: instance, exporter: spanFile)
+        self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
+        self.zmq = ZMQContext(ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
+        self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: try environment.int("CHRONIR_EVENT_LOOPS", System.coreCount, in: 1...64))
+    }
+
+    /// `<service>/<instance>`, the `source` of messages this process sends.
+    public var source: String { "\(name)/\(instance)" }
+
+    /// A client for another service's requests.
+    public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5)) throws -> RPCClient {
+        try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
+                      telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes)
+    }
+
+    /// Releases the ZeroMQ context and event loops. Call after every socket is closed.
+    public func shutdown() async {
+        zmq.terminate()
+        try? await eventLoopGroup.shutdownGracefully()
+    }
+
+    static func makeInstanceID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+        return "\(host)-\(getpid())-\(String(rng.next() as UInt16, radix: 16))"
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+
+/// A built executable of this package run as a child process (multi-process tests).
+public final class TestProcess: @unchecked Sendable {
+    public let name: String
+    public let process = Process()
+    public let logPath: String
+
+    /// The directory holding the built executables: `CHRONIR_BIN_DIR`, else beside the test runner.
+    public static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["CHRONIR_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    /// Starts `executable` with `arguments` and extra environment; output goes to a log file.
+    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:], label: String? = nil) throws {
+        name = label ?? executable
+        let url = Self.binDirectory.appendingPathComponent(executable)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw TestSetupError("\(url.path) is not built — build all products first (`make test` does)")
+        }
+        let logDir = FileManager.default.temporaryDirectory.appendingPathComponent("chronir-test-logs")
+        try FileManager.default.createDirectory(at: logDir, withIntermediateDirectories: true)
+        logPath = logDir.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8)).log").path
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)!
+        process.executableURL = url
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["CHRONIR_LOG_FORMAT"] = "text"
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+    }
+
+    /// Sends a signal.
+    public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    /// SIGKILL and wait.
+    public func kill9() {
+        signal(SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// SIGTERM and wait (up to `timeout`, then SIGKILL). Returns the exit status.
+    @discardableResult
+    public func terminate(timeout: Duration = .seconds(15)) async -> Int32 {
+        signal(SIGTERM)
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning { kill9() }
+        return process.terminationStatus
+    }
+
+    /// Waits for the process to exit on its own.
+    public func waitForExit(timeout: Duration = .seconds(60)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// The output so far.
+    public var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the output contains `text`.
+    public func waitForOutput(_ text: String, timeout: Duration = .seconds(30)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if output.contains(text) { return true }
+            if !process.isRunning { return output.contains(text) }
+            try? await Task.sleep(for: .milliseconds(25))
+        }
+        return false
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+public func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = 0
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return Int(UInt16(bigEndian: addr.sin_port))
+}

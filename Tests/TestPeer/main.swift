@@ -1,0 +1,78 @@
+// A small producer/consumer pair built on the real messaging, outbox and service kit, for
+// the multi-process durability tests (kill -9, restart, catch up).
+//
+//   chronir-testpeer produce [--count N] [--no-relay]   (env: DATABASE_URL, CHRONIR_RPC_BIND, CHRONIR_PUB_BIND)
+//   chronir-testpeer consume                            (env: DATABASE_URL, PEER_RPC, PEER_EVENTS)
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+import ServiceKit
+
+struct Numbered: Codable, Sendable { var n: Int }
+
+let arguments = CommandLine.arguments.dropFirst()
+let mode = arguments.first ?? "help"
+let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 0
+let noRelay = arguments.contains("--no-relay")
+
+switch mode {
+case "produce":
+    var env = ProcessInfo.processInfo.environment
+    env["CHRONIR_DB_SCHEMA"] = env["CHRONIR_DB_SCHEMA"] ?? "producer"
+    env["CHRONIR_OPS_PORT"] = "0"
+    let runtime = try ServiceRuntime(service: "producer", environment: ServiceEnvironment(env))
+    try await ServiceHost.run(runtime: runtime, migrations: [OutboxSchema.migration]) { runtime, database, parts in
+        var parts = parts
+        var router = RPCRouter()
+        let database = database!
+        let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
+        let first = try await database.query("SELECT count(*)::int FROM outbox").first(Int.self) ?? 0
+        for k in 0..<count {
+            try await database.transaction { connection in
+                try await outbox.writer.append("producer.numbered", Numbered(n: first + k + 1), actor: nil, on: connection)
+            }
+        }
+        runtime.logger.notice("appended \(count) events")
+        if noRelay {
+            // Simulates a crash after the commit and before anything was published.
+            exit(0)
+        }
+        parts.services.append(outbox.relay)
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        parts.closers.append(outbox.close)
+        return parts
+    }
+case "consume":
+    var env = ProcessInfo.processInfo.environment
+    env["CHRONIR_DB_SCHEMA"] = env["CHRONIR_DB_SCHEMA"] ?? "consumer"
+    env["CHRONIR_OPS_PORT"] = "0"
+    let runtime = try ServiceRuntime(service: "consumer", environment: ServiceEnvironment(env))
+    let migrations = [OutboxSchema.migration, Migration(2, "applied", [
+        "CREATE TABLE applied (seq bigint NOT NULL, event_id text NOT NULL, n int NOT NULL, applied_at timestamptz NOT NULL DEFAULT clock_timestamp())",
+    ])]
+    try await ServiceHost.run(runtime: runtime, migrations: migrations) { runtime, database, parts in
+        var parts = parts
+        let database = database!
+        var handlers = EventHandlers()
+        handlers.on("producer.numbered", Numbered.self) { payload, context, connection in
+            try await connection.query("""
+                INSERT INTO applied (seq, event_id, n) VALUES (\(context.event.seq), \(context.envelope.id), \(payload.n))
+                """, logger: context.logger)
+        }
+        let replay = try RPCClient(context: runtime.zmq, target: "producer", endpoints: runtime.environment.list("PEER_RPC", []),
+                                   source: runtime.source, telemetry: runtime.telemetry)
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer")
+        let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry)
+        let subscriber = try EventSubscriber(context: runtime.zmq, name: "producer", endpoints: runtime.environment.list("PEER_EVENTS", []),
+                                             consumers: [consumer], telemetry: runtime.telemetry)
+        parts.services.append(subscriber)
+        parts.closers.append { await replay.close() }
+        runtime.logger.notice("consumer ready")
+        return parts
+    }
+default:
+    FileHandle.standardError.write(Data("usage: chronir-testpeer produce [--count N] [--no-relay] | consume\n".utf8))
+    exit(2)
+}
