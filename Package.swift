@@ -8,7 +8,16 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "chronir-backend",
     platforms: [.macOS(.v15)],
-    products: [],
+    products: [
+        .executable(name: "accounts", targets: ["accounts"]),
+        .executable(name: "gateway", targets: ["gateway"]),
+        .executable(name: "chronirctl", targets: ["chronirctl"]),
+        .executable(name: "alarms", targets: ["alarms"]),
+        .executable(name: "scheduler", targets: ["scheduler"]),
+        .executable(name: "notifications", targets: ["notifications"]),
+        .executable(name: "invitations", targets: ["invitations"]),
+        .executable(name: "billing", targets: ["billing"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -21,6 +30,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -88,6 +100,88 @@ let package = Package(
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "Contracts",
+            dependencies: ["Messaging"],
+            path: "Shared/Contracts",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Services
+        .target(
+            name: "AccountsService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Services/Accounts/Sources",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "accounts",
+            dependencies: ["AccountsService", "ServiceKit"],
+            path: "Services/Accounts/Main",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "GatewayService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Messaging", "Persistence",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Services/Gateway/Sources",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "gateway",
+            dependencies: ["GatewayService", "ServiceKit"],
+            path: "Services/Gateway/Main",
+            swiftSettings: swiftSettings
+        ),
+
+        .executableTarget(
+            name: "alarms",
+            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            path: "Services/Alarms/Main",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "scheduler",
+            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            path: "Services/Scheduler/Main",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "notifications",
+            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            path: "Services/Notifications/Main",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "invitations",
+            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            path: "Services/Invitations/Main",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "billing",
+            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            path: "Services/Billing/Main",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "chronirctl",
+            dependencies: [
+                "ServiceKit", "Messaging", "Contracts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/Chronirctl",
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: Tests
         .target(
@@ -110,6 +204,17 @@ let package = Package(
             name: "MessagingTests",
             dependencies: ["Messaging", "ZMQ", "Support", "Persistence", "chronir-testpeer"],
             path: "Tests/MessagingTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/IntegrationTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -61,11 +61,11 @@ public final class RPCClient: Sendable {
     /// Calls `method` and decodes its response. Throws the service's ``ServiceError`` when it
     /// answered with one, `CA021` when the deadline passed, `CA022` when the client is closed.
     public func call<M: RPCMethod>(
-        _ method: M.Type, _ request: M.Request, actor: String? = nil, timeout: Duration? = nil,
-        idempotencyKey: String? = nil, retries: Int = 0
+        _ method: M.Type, _ request: M.Request, actor: String? = nil, headers: [String: String] = [:],
+        timeout: Duration? = nil, idempotencyKey: String? = nil, retries: Int = 0
     ) async throws -> M.Response {
         let payload = try JSONCoding.encode(request)
-        let reply = try await callRaw(type: M.type, payload: payload, actor: actor, timeout: timeout,
+        let reply = try await callRaw(type: M.type, payload: payload, actor: actor, headers: headers, timeout: timeout,
                                       idempotencyKey: idempotencyKey, retries: retries)
         do {
             return try JSONCoding.decoder().decode(M.Response.self, from: reply.payload)
@@ -78,12 +78,12 @@ public final class RPCClient: Sendable {
     /// Sends a request with a raw JSON payload and returns the reply envelope (a success;
     /// an error reply is thrown as ``ServiceError``).
     public func callRaw(
-        type: String, payload: Data, actor: String? = nil, timeout: Duration? = nil,
+        type: String, payload: Data, actor: String? = nil, headers extra: [String: String] = [:], timeout: Duration? = nil,
         idempotencyKey: String? = nil, retries: Int = 0
     ) async throws -> Envelope {
         let timeout = timeout ?? defaultTimeout
         let id = UUIDv7.string()
-        var headers: [String: String] = [:]
+        var headers = extra
         if let idempotencyKey { headers[EnvelopeHeader.idempotencyKey] = idempotencyKey }
         let attempts = idempotencyKey == nil ? 1 : 1 + max(0, retries)
         let wallDeadline = Date().addingTimeInterval(Double(timeout.components.seconds) * Double(attempts)

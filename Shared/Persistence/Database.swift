@@ -37,10 +37,17 @@ public final class Database: Service, Sendable {
         try await client.query(query, logger: logger, file: file, line: line)
     }
 
+    /// Transaction isolation levels.
+    public enum Isolation: String, Sendable {
+        case readCommitted = "READ COMMITTED"
+        case repeatableRead = "REPEATABLE READ"
+        case serializable = "SERIALIZABLE"
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         try await client.withConnection { connection in
-            try await connection.query("BEGIN", logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
             do {
                 let value = try await body(connection)
                 try await connection.query("COMMIT", logger: logger)

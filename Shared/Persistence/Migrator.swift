@@ -56,7 +56,11 @@ public struct Migrator: Sendable {
             return try await database.transaction { connection in
                 let lockKey = "chronir.migrations.\(schema)"
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
-                try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(schema)\""), logger: logger)
+                // A role that owns its schema but may not create schemas skips the CREATE.
+                let exists = try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schema)", logger: logger).first(Int32.self) != nil
+                if !exists {
+                    try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \"\(schema)\""), logger: logger)
+                }
                 try await connection.query(PostgresQuery(unsafeSQL: """
                     CREATE TABLE IF NOT EXISTS "\(schema)".schema_migrations (
                         version integer PRIMARY KEY,

@@ -98,6 +98,28 @@ public enum ServiceHost {
         }
     }
 
+    /// The whole life of a service process: read the configuration, run, shut down, and exit
+    /// with status 1 and a one-line reason on a fatal error (bad configuration, migrations
+    /// that fail, a part that crashes) instead of a crash report.
+    public static func main(service: String, migrations: [Migration]?, build: Build) async -> Never {
+        let runtime: ServiceRuntime
+        do {
+            runtime = try ServiceRuntime(service: service)
+        } catch {
+            FileHandle.standardError.write(Data("\(service): configuration error: \(error)\n".utf8))
+            exit(2)
+        }
+        do {
+            try await run(runtime: runtime, migrations: migrations, build: build)
+        } catch {
+            runtime.logger.critical("fatal: \(error)")
+            await runtime.shutdown()
+            exit(1)
+        }
+        await runtime.shutdown()
+        exit(0)
+    }
+
     static func opsPort(_ runtime: ServiceRuntime) -> Int {
         ServiceDirectory.Name(rawValue: runtime.name)?.opsPort ?? 9100
     }

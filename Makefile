@@ -1,0 +1,18 @@
+# The two commands: `make run` (the suite on a local PostgreSQL) and `make test`.
+.PHONY: run test build clean benchmarks
+
+run:
+	scripts/run.sh
+
+test:
+	scripts/test.sh
+
+build:
+	scripts/deps.sh
+	swift build
+
+benchmarks:
+	cd Benchmarks && swift package benchmark
+
+clean:
+	rm -rf .build .run

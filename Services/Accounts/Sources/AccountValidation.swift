@@ -1,0 +1,87 @@
+import Contracts
+import Foundation
+import Messaging
+
+/// Input rules of the accounts service; each failure names the field (`CA016`).
+enum AccountValidation {
+    static func email(_ raw: String) throws -> String {
+        let email = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard email.count <= 254, email.range(of: #"^[^\s@]+@[^\s@]+\.[^\s@]+$"#, options: .regularExpression) != nil else {
+            throw ServiceError(.validationFailed, "email must be a valid email address")
+        }
+        return email
+    }
+
+    static func password(_ password: String) throws {
+        guard password.count >= 8 else { throw ServiceError(.validationFailed, "password must be at least 8 characters") }
+        guard password.count <= 128 else { throw ServiceError(.validationFailed, "password must be at most 128 characters") }
+    }
+
+    static func displayName(_ raw: String) throws -> String {
+        let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty else { throw ServiceError(.validationFailed, "displayName must not be empty") }
+        guard name.count <= 80 else { throw ServiceError(.validationFailed, "displayName must be at most 80 characters") }
+        return name
+    }
+
+    static func timezone(_ zone: String, field: String) throws {
+        guard TimeZone(identifier: zone) != nil else {
+            throw ServiceError(.validationFailed, "\(field) \"\(zone)\" is not an IANA time zone")
+        }
+    }
+
+    static func platform(_ platform: String, field: String = "platform") throws {
+        guard ["ios", "android", "web"].contains(platform) else {
+            throw ServiceError(.validationFailed, "\(field) must be ios, android or web")
+        }
+    }
+
+    static func short(_ value: String, field: String, max: Int) throws {
+        guard value.count <= max else { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
+    }
+
+    static func url(_ value: String, field: String) throws {
+        guard value.count <= 2048, let u = URL(string: value), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil else {
+            throw ServiceError(.validationFailed, "\(field) must be an http(s) URL")
+        }
+    }
+
+    static func settings(_ s: UserSettings) throws {
+        guard (1...10_080).contains(s.defaultSnoozeMinutes) else {
+            throw ServiceError(.validationFailed, "settings.defaultSnoozeMinutes must be 1...10080")
+        }
+        guard (1...168).contains(s.preAlarmWarningHours) else {
+            throw ServiceError(.validationFailed, "settings.preAlarmWarningHours must be 1...168")
+        }
+        try timezone(s.timezone, field: "settings.timezone")
+        guard !s.soundId.isEmpty, s.soundId.count <= 64 else {
+            throw ServiceError(.validationFailed, "settings.soundId must be 1...64 characters")
+        }
+    }
+
+    static func device(_ d: DeviceUpsert) throws -> DeviceUpsert {
+        var d = d
+        guard d.deviceId.range(of: #"^[A-Za-z0-9._:-]{1,128}$"#, options: .regularExpression) != nil else {
+            throw ServiceError(.validationFailed, "deviceId must be 1...128 characters of letters, digits, '.', '_', ':' or '-'")
+        }
+        try platform(d.platform)
+        let provider = d.pushProvider ?? (d.platform == "ios" ? "apns" : d.platform == "android" ? "fcm" : "webhook")
+        guard ["apns", "fcm", "webhook"].contains(provider) else {
+            throw ServiceError(.validationFailed, "pushProvider must be apns, fcm or webhook")
+        }
+        d.pushProvider = provider
+        if let token = d.pushToken {
+            guard !token.isEmpty, token.count <= 4096 else { throw ServiceError(.validationFailed, "pushToken must be 1...4096 characters") }
+        }
+        if provider == "webhook" {
+            guard let url = d.webhookUrl else { throw ServiceError(.validationFailed, "webhookUrl is required for the webhook provider") }
+            try self.url(url, field: "webhookUrl")
+        } else if let url = d.webhookUrl {
+            try self.url(url, field: "webhookUrl")
+        }
+        if let v = d.appVersion { try short(v, field: "appVersion", max: 32) }
+        if let z = d.timezone { try timezone(z, field: "timezone") }
+        if let l = d.locale { try short(l, field: "locale", max: 35) }
+        return d
+    }
+}

@@ -1,0 +1,255 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// The request handlers of the accounts service.
+struct AccountsHandlers: Sendable {
+    let store: AccountsStore
+    let hasher: PasswordHasher
+    let issuer: TokenIssuer
+    let outbox: OutboxWriter
+    let refreshTTL: Duration
+
+    var database: Database { store.database }
+
+    func register(into router: inout RPCRouter) {
+        router.on(AccountsMethods.Signup.self) { request, _ in try await signup(request) }
+        router.on(AccountsMethods.Login.self) { request, _ in try await login(request) }
+        router.on(AccountsMethods.Refresh.self) { request, _ in try await refresh(request) }
+        router.on(AccountsMethods.Logout.self) { request, context in try await logout(request, context) }
+        router.on(AccountsMethods.GetMe.self) { _, context in try await me(try context.requireActor()) }
+        router.on(AccountsMethods.UpdateMe.self) { patch, context in try await update(try context.requireActor(), patch) }
+        router.on(AccountsMethods.DeleteMe.self) { _, context in try await delete(try context.requireActor()) }
+        router.on(AccountsMethods.PutDevice.self) { request, context in try await putDevice(try context.requireActor(), request) }
+        router.on(AccountsMethods.ListDevices.self) { _, context in
+            .init(devices: try await AccountsStore.decodeDevices(database.query(
+                "SELECT \(unescaped: AccountsStore.deviceColumns) FROM devices WHERE user_id = \(try context.requireActor()) ORDER BY created_at")))
+        }
+        router.on(AccountsMethods.DeleteDevice.self) { request, context in try await deleteDevice(try context.requireActor(), request.deviceId) }
+        router.on(AccountsMethods.Keys.self) { _, _ in
+            SigningKeys(keys: [.init(kid: issuer.kid, x: issuer.publicX)], issuer: TokenIssuer.issuer, audience: TokenIssuer.audience)
+        }
+        router.on(AccountsMethods.Revocations.self) { _, _ in try await revocations() }
+    }
+
+    // MARK: Sign-up, login, refresh, logout
+
+    func signup(_ request: SignupRequest) async throws -> AuthResult {
+        let email = try AccountValidation.email(request.email)
+        try AccountValidation.password(request.password)
+        let name = try AccountValidation.displayName(request.displayName)
+        var settings = UserSettings()
+        if let zone = request.timezone {
+            try AccountValidation.timezone(zone, field: "timezone")
+            settings.timezone = zone
+        }
+        if let p = request.platform { try AccountValidation.platform(p) }
+        let hash = try await hasher.hash(request.password)
+        let id = UUIDv7.string()
+        let (user, session, refresh): (User, String, String) = try await database.transaction { c in
+            guard let user = try await store.insertUser(id: id, email: email, passwordHash: hash, displayName: name,
+                                                        settings: settings, platform: request.platform, on: c) else {
+                throw ServiceError(.alreadyExists, "an account with this email already exists")
+            }
+            let (session, refresh) = try await store.startSession(userID: id, refreshTTL: refreshTTL, on: c)
+            try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: id, on: c)
+            return (user, session, refresh)
+        }
+        outbox.committed()
+        return try await result(user, session: session, refresh: refresh)
+    }
+
+    func login(_ request: LoginRequest) async throws -> AuthResult {
+        guard let credentials = try await store.credentials(email: request.email.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            try await hasher.dummyVerify(request.password)
+            throw ServiceError(.invalidCredentials, "email or password is wrong")
+        }
+        guard try await hasher.verify(request.password, against: credentials.hash) else {
+            throw ServiceError(.invalidCredentials, "email or password is wrong")
+        }
+        let (user, session, refresh): (User, String, String) = try await database.transaction { c in
+            guard let user = try await store.user(id: credentials.id, on: c) else {
+                throw ServiceError(.invalidCredentials, "email or password is wrong")
+            }
+            let (session, refresh) = try await store.startSession(userID: user.uid, refreshTTL: refreshTTL, on: c)
+            return (user, session, refresh)
+        }
+        return try await result(user, session: session, refresh: refresh)
+    }
+
+    private enum RefreshOutcome: Sendable {
+        case rotated(User, String, String)
+        case refused(String)
+    }
+
+    func refresh(_ request: RefreshRequest) async throws -> AuthResult {
+        let outcome: RefreshOutcome = try await database.transaction { c in
+            guard let row = try await store.lockRefreshToken(request.refreshToken, on: c) else {
+                return .refused("refresh token is not valid")
+            }
+            if row.revoked { return .refused("the session of this refresh token was ended") }
+            if row.rotated {
+                // A rotated token presented again: someone holds a copy. End the whole session.
+                if try await store.revokeSession(row.session, reason: "refresh token reuse", on: c) {
+                    try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: row.userID, session: row.session),
+                                            actor: row.userID, on: c)
+                }
+                return .refused("refresh token was already used; the session has been revoked")
+            }
+            if row.expired { return .refused("refresh token expired") }
+            guard let user = try await store.user(id: row.userID, on: c) else { return .refused("account no longer exists") }
+            try await c.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(AccountsStore.tokenHash(request.refreshToken))",
+                              logger: database.logger)
+            let next = try await store.issueRefreshToken(session: row.session, userID: row.userID, refreshTTL: refreshTTL, on: c)
+            return .rotated(user, row.session, next)
+        }
+        switch outcome {
+        case .rotated(let user, let session, let token):
+            return try await result(user, session: session, refresh: token)
+        case .refused(let reason):
+            outbox.committed()
+            throw ServiceError(.authRequired, reason)
+        }
+    }
+
+    func logout(_ request: LogoutRequest, _ context: RPCContext) async throws -> Empty {
+        let actor = try context.requireActor()
+        try await database.transaction { c in
+            var session = context.envelope.headers[AuthHeaders.session]
+            if let token = request.refreshToken {
+                guard let row = try await store.lockRefreshToken(token, on: c), row.userID == actor else {
+                    throw ServiceError(.validationFailed, "refreshToken does not belong to the caller")
+                }
+                session = row.session
+            }
+            guard let session else { throw ServiceError(.validationFailed, "nothing to sign out: no session and no refreshToken") }
+            if try await store.revokeSession(session, reason: "logout", on: c) {
+                try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: actor, session: session), actor: actor, on: c)
+            }
+        }
+        outbox.committed()
+        return Empty()
+    }
+
+    func revocations() async throws -> RevokedSessions {
+        let ttl = Int(issuer.accessTTL.components.seconds) + 60
+        return try await database.transaction(isolation: .repeatableRead) { c in
+            let head = try await c.query("SELECT last_seq FROM outbox_streams WHERE stream = 'accounts'", logger: database.logger).first(Int64.self) ?? 0
+            let sessions = try await c.query("""
+                SELECT id FROM sessions WHERE revoked_at > now() - make_interval(secs => \(ttl))
+                """, logger: database.logger).all(String.self)
+            return RevokedSessions(head: head, sessions: sessions)
+        }
+    }
+
+    // MARK: Profile
+
+    func me(_ uid: String) async throws -> User {
+        guard let user = try await store.user(id: uid) else { throw ServiceError(.authRequired, "this account no longer exists") }
+        return user
+    }
+
+    func update(_ uid: String, _ patch: UserPatch) async throws -> User {
+        let user: User = try await database.transaction { c in
+            guard var user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
+            if case .cleared = patch.displayName { throw ServiceError(.validationFailed, "displayName cannot be null") }
+            if let name = patch.displayName.value { user.displayName = try AccountValidation.displayName(name) }
+            if let url = patch.photoURL.value { try AccountValidation.url(url, field: "photoURL") }
+            user.photoURL = patch.photoURL.applied(to: user.photoURL)
+            if let p = patch.platform.value { try AccountValidation.platform(p) }
+            user.platform = patch.platform.applied(to: user.platform)
+            if let v = patch.appVersion.value { try AccountValidation.short(v, field: "appVersion", max: 32) }
+            user.appVersion = patch.appVersion.applied(to: user.appVersion)
+            user.migratedAt = patch.migratedAt.applied(to: user.migratedAt)
+            if let t = patch.fcmToken.value { try AccountValidation.short(t, field: "fcmToken", max: 4096) }
+            user.fcmToken = patch.fcmToken.applied(to: user.fcmToken)
+            if let s = patch.settings {
+                user.settings.defaultSnoozeMinutes = s.defaultSnoozeMinutes ?? user.settings.defaultSnoozeMinutes
+                user.settings.preAlarmWarningEnabled = s.preAlarmWarningEnabled ?? user.settings.preAlarmWarningEnabled
+                user.settings.preAlarmWarningHours = s.preAlarmWarningHours ?? user.settings.preAlarmWarningHours
+                user.settings.timezone = s.timezone ?? user.settings.timezone
+                user.settings.use24HourFormat = s.use24HourFormat ?? user.settings.use24HourFormat
+                user.settings.soundId = s.soundId ?? user.settings.soundId
+                user.settings.vibrationEnabled = s.vibrationEnabled ?? user.settings.vibrationEnabled
+                try AccountValidation.settings(user.settings)
+            }
+            let settingsJSON = String(decoding: try JSONCoding.encode(user.settings), as: UTF8.self)
+            let rows = try await c.query("""
+                UPDATE users SET display_name = \(user.displayName), photo_url = \(user.photoURL), platform = \(user.platform),
+                    app_version = \(user.appVersion), migrated_at = \(user.migratedAt), fcm_token = \(user.fcmToken),
+                    settings = \(settingsJSON)::jsonb, updated_at = now()
+                WHERE id = \(uid) RETURNING \(unescaped: AccountsStore.userColumns)
+                """, logger: database.logger)
+            guard let updated = try await AccountsStore.decodeUsers(rows).first else { throw ServiceError(.authRequired, "this account no longer exists") }
+            try await outbox.append(AccountsEvents.userUpserted, upserted(updated), actor: uid, on: c)
+            return updated
+        }
+        outbox.committed()
+        return user
+    }
+
+    func delete(_ uid: String) async throws -> Empty {
+        try await database.transaction { c in
+            guard let user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
+            let sessions = try await c.query("""
+                UPDATE sessions SET revoked_at = now(), revoke_reason = 'account deleted' WHERE user_id = \(uid) AND revoked_at IS NULL RETURNING id
+                """, logger: database.logger).all(String.self)
+            for s in sessions {
+                try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
+            }
+            try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
+            try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
+            try await outbox.append(AccountsEvents.userDeleted, AccountsEvents.UserDeleted(uid: uid, email: user.email), actor: uid, on: c)
+        }
+        outbox.committed()
+        return Empty()
+    }
+
+    // MARK: Devices
+
+    func putDevice(_ uid: String, _ request: DeviceUpsert) async throws -> Device {
+        let d = try AccountValidation.device(request)
+        let device: Device = try await database.transaction { c in
+            let rows = try await c.query("""
+                INSERT INTO devices (user_id, device_id, platform, push_provider, push_token, webhook_url, app_version, timezone, locale)
+                SELECT \(uid), \(d.deviceId), \(d.platform), \(d.pushProvider), \(d.pushToken), \(d.webhookUrl), \(d.appVersion), \(d.timezone), \(d.locale)
+                WHERE EXISTS (SELECT 1 FROM users WHERE id = \(uid))
+                ON CONFLICT (user_id, device_id) DO UPDATE SET platform = excluded.platform, push_provider = excluded.push_provider,
+                    push_token = excluded.push_token, webhook_url = excluded.webhook_url, app_version = excluded.app_version,
+                    timezone = excluded.timezone, locale = excluded.locale, updated_at = now()
+                RETURNING \(unescaped: AccountsStore.deviceColumns)
+                """, logger: database.logger)
+            guard let device = try await AccountsStore.decodeDevices(rows).first else {
+                throw ServiceError(.authRequired, "this account no longer exists")
+            }
+            try await outbox.append(AccountsEvents.deviceUpserted, AccountsEvents.DeviceUpserted(uid: uid, device: device), actor: uid, on: c)
+            return device
+        }
+        outbox.committed()
+        return device
+    }
+
+    func deleteDevice(_ uid: String, _ deviceId: String) async throws -> Empty {
+        try await database.transaction { c in
+            let rows = try await c.query("DELETE FROM devices WHERE user_id = \(uid) AND device_id = \(deviceId) RETURNING device_id", logger: database.logger)
+            guard try await rows.first(String.self) != nil else { throw ServiceError(.notFound, "no device \"\(deviceId)\"") }
+            try await outbox.append(AccountsEvents.deviceRemoved, AccountsEvents.DeviceRemoved(uid: uid, deviceId: deviceId), actor: uid, on: c)
+        }
+        outbox.committed()
+        return Empty()
+    }
+
+    // MARK: Helpers
+
+    private func result(_ user: User, session: String, refresh: String) async throws -> AuthResult {
+        let access = try await issuer.accessToken(userID: user.uid, email: user.email, session: session)
+        return AuthResult(user: user, accessToken: access, refreshToken: refresh, expiresIn: Int(issuer.accessTTL.components.seconds))
+    }
+
+    private func upserted(_ user: User) -> AccountsEvents.UserUpserted {
+        .init(uid: user.uid, email: user.email, displayName: user.displayName, timezone: user.settings.timezone, tier: user.tier)
+    }
+}

@@ -1,0 +1,75 @@
+import Outbox
+import Persistence
+
+/// The accounts schema, in order.
+enum AccountsMigrations {
+    static let all: [Migration] = [
+        OutboxSchema.migration,
+        Migration(2, "users, sessions, refresh tokens, devices, signing keys", [
+            """
+            CREATE TABLE users (
+                id text PRIMARY KEY,
+                email text NOT NULL,
+                email_key text NOT NULL UNIQUE,
+                password_hash text NOT NULL,
+                display_name text NOT NULL,
+                photo_url text,
+                tier text NOT NULL DEFAULT 'free',
+                settings jsonb NOT NULL,
+                platform text,
+                app_version text,
+                fcm_token text,
+                migrated_at timestamptz,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE sessions (
+                id text PRIMARY KEY,
+                user_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                revoked_at timestamptz,
+                revoke_reason text
+            )
+            """,
+            "CREATE INDEX sessions_user ON sessions (user_id)",
+            "CREATE INDEX sessions_revoked ON sessions (revoked_at) WHERE revoked_at IS NOT NULL",
+            """
+            CREATE TABLE refresh_tokens (
+                token_hash text PRIMARY KEY,
+                session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                expires_at timestamptz NOT NULL,
+                rotated_at timestamptz
+            )
+            """,
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id)",
+            """
+            CREATE TABLE devices (
+                user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                device_id text NOT NULL,
+                platform text NOT NULL,
+                push_provider text,
+                push_token text,
+                webhook_url text,
+                app_version text,
+                timezone text,
+                locale text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (user_id, device_id)
+            )
+            """,
+            """
+            CREATE TABLE signing_keys (
+                kid text PRIMARY KEY,
+                private_key text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                retired_at timestamptz
+            )
+            """,
+        ]),
+    ]
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The operator's command-line tool.
+@main
+struct Chronirctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chronirctl",
+        abstract: "Operate the Chronir backend: health, schedules, traces, load.",
+        subcommands: [HealthCommand.self]
+    )
+}

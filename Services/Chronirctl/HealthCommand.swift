@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import ServiceKit
+
+/// `chronirctl health`: asks every service over ZeroMQ and prints a table; exit 1 when one is down.
+struct HealthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "health",
+        abstract: "Ask every service for its health over ZeroMQ (endpoints from CHRONIR_<SERVICE>_RPC)."
+    )
+
+    @Option(help: "Seconds to wait for each service.")
+    var timeout: Double = 2
+
+    @Flag(help: "Print JSON instead of a table.")
+    var json = false
+
+    struct Row: Codable {
+        var service: String
+        var status: String
+        var instance: String
+        var uptime: String
+        var detail: String
+    }
+
+    func run() async throws {
+        var env = ProcessInfo.processInfo.environment
+        env["CHRONIR_LOG_LEVEL"] = env["CHRONIR_LOG_LEVEL"] ?? "critical"
+        let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(env))
+        let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
+        var clients: [(ServiceDirectory.Name, RPCClient)] = []
+        for name in ServiceDirectory.Name.allCases { clients.append((name, try runtime.rpcClient(to: name, timeout: timeout))) }
+        let rows = await withTaskGroup(of: Row.self) { group in
+            for (name, client) in clients {
+                group.addTask {
+                    do {
+                        let r = try await client.call(SystemMethods.Health.self, Empty())
+                        let failing = r.checks.filter { $0.value != "ok" }.map { "\($0.key): \($0.value)" }.sorted()
+                        return Row(service: name.rawValue, status: r.status, instance: r.instance,
+                                   uptime: String(format: "%.0fs", r.uptimeSeconds),
+                                   detail: failing.isEmpty ? "database ok" : failing.joined(separator: "; "))
+                    } catch {
+                        return Row(service: name.rawValue, status: "down", instance: "-", uptime: "-", detail: "\(error)")
+                    }
+                }
+            }
+            var all: [Row] = []
+            for await r in group { all.append(r) }
+            return all.sorted { $0.service < $1.service }
+        }
+        for (_, c) in clients { await c.close() }
+        await runtime.shutdown()
+        if json {
+            print(String(decoding: try JSONCoding.encode(rows), as: UTF8.self))
+        } else {
+            print(Table.render(header: ["SERVICE", "STATUS", "INSTANCE", "UPTIME", "DETAIL"],
+                               rows: rows.map { [$0.service, $0.status, $0.instance, $0.uptime, $0.detail] }))
+        }
+        if rows.contains(where: { $0.status != "ok" }) { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,26 @@
+import Foundation
+import Hummingbird
+import Messaging
+
+/// What route handlers share: the service clients and the token verifier.
+struct Gateway: Sendable {
+    let clients: GatewayClients
+    let verifier: TokenVerifier
+    let telemetry: Telemetry
+
+    /// The verified caller of a request (`CA012` when there is none).
+    func caller(_ request: Request) async throws -> Caller {
+        try await verifier.verify(authorization: request.headers[.authorization])
+    }
+
+    /// Sends `payload` as request `type` to `client` on behalf of `caller` and answers with the
+    /// reply payload as the JSON body.
+    func forward(_ client: RPCClient, _ type: String, payload: Data = Data("{}".utf8), caller: Caller?,
+                 status: HTTPResponse.Status = .ok, headers: [String: String] = [:]) async throws -> Response {
+        var all = caller?.headers ?? [:]
+        all.merge(headers) { _, new in new }
+        let reply = try await client.callRaw(type: type, payload: payload, actor: caller?.uid, headers: all)
+        if status == .noContent { return Response(status: .noContent) }
+        return HTTPSupport.json(reply.payload, status: status)
+    }
+}

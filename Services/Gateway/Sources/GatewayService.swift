@@ -1,0 +1,63 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Messaging
+import NIOCore
+import Persistence
+import ServiceKit
+import ServiceLifecycle
+
+/// The public HTTP API: authenticates callers and translates requests into messages to the
+/// services that own the data.
+public enum GatewayService {
+    /// Builds the running parts (used by `main` and by tests). `onListening` receives the bound
+    /// HTTP port once the server accepts connections.
+    public static func build(runtime: ServiceRuntime, onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
+        var parts = ServiceParts(health: HealthChecks())
+        let env = runtime.environment
+        let clients = try GatewayClients(runtime: runtime, timeout: try env.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10)))
+        let revocations = RevocationList(accounts: clients.accounts, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)))
+        let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger)
+        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry)
+
+        let router = Router()
+        router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry))
+        router.add(middleware: ErrorMiddleware())
+        AuthRoutes.add(to: router, gateway: gateway)
+        MeRoutes.add(to: router, gateway: gateway)
+        HealthRoutes.add(to: router, gateway: gateway)
+
+        let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")
+        let port = try env.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
+        let logger = runtime.logs.logger("http")
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "chronir-gateway"),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                logger.notice("listening on http://127.0.0.1:\(bound)")
+                onListening?(bound)
+            },
+            eventLoopGroupProvider: .shared(runtime.eventLoopGroup),
+            logger: logger
+        )
+        let consumer = StreamConsumer(stream: ServiceDirectory.Name.accounts.rawValue, applier: revocations,
+                                      replaySource: RPCReplaySource(client: clients.accounts), telemetry: runtime.telemetry)
+        let subscriber = try EventSubscriber(context: runtime.zmq, name: "accounts", endpoints: runtime.directory.events(.accounts),
+                                             consumers: [consumer], telemetry: runtime.telemetry)
+        parts.services.append(KeyLoader(verifier: verifier))
+        parts.services.append(subscriber)
+        parts.services.append(app)
+        parts.closers.append { await clients.close() }
+        return parts
+    }
+}
+
+/// Loads the token keys in the background at start.
+struct KeyLoader: Service {
+    let verifier: TokenVerifier
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await verifier.loadKeys() }
+        try? await gracefulShutdown()
+    }
+}

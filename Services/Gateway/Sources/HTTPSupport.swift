@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import Messaging
+import NIOCore
+
+/// JSON in and out of the HTTP API.
+enum HTTPSupport {
+    static let maxBodyBytes = 1 << 20
+
+    /// A JSON response with raw bytes.
+    static func json(_ data: Data, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A JSON response of an encodable value.
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        json(try JSONCoding.encode(value), status: status)
+    }
+
+    /// The error body `{code, message, details?}` with the code's HTTP status.
+    static func error(_ error: ServiceError, headers: HTTPFields = [:]) -> Response {
+        let body = (try? JSONCoding.encode(error)) ?? Data(#"{"code":"CA023","message":"internal error"}"#.utf8)
+        return json(body, status: .init(code: error.code.httpStatus), headers: headers)
+    }
+
+    /// Reads the body as a JSON object (an empty body reads as `{}`), refusing anything else
+    /// with `CA016` and bodies over 1 MiB with `CA024`.
+    static func object(_ request: Request) async throws -> [String: JSONValue] {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: maxBodyBytes)
+        } catch {
+            throw ServiceError(.payloadTooLarge, "request body exceeds \(maxBodyBytes) bytes")
+        }
+        if buffer.readableBytes == 0 { return [:] }
+        let data = Data(buffer: buffer)
+        let value: JSONValue
+        do {
+            value = try JSONCoding.decoder().decode(JSONValue.self, from: data)
+        } catch {
+            throw ServiceError(.validationFailed, "body is not valid JSON")
+        }
+        guard case .object(let object) = value else { throw ServiceError(.validationFailed, "body must be a JSON object") }
+        return object
+    }
+
+    /// Reads the body as JSON and adds `extra` members (path parameters); returns the bytes.
+    static func payload(_ request: Request, adding extra: [String: JSONValue] = [:]) async throws -> Data {
+        var object = try await object(request)
+        for (k, v) in extra { object[k] = v }
+        return try JSONCoding.encode(object)
+    }
+
+    /// A query parameter as an integer within `range`, or `CA016` naming it.
+    static func int(_ request: Request, _ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let v = Int(text), range.contains(v) else {
+            throw ServiceError(.validationFailed, "query parameter \(name) must be an integer in \(range.lowerBound)...\(range.upperBound)")
+        }
+        return v
+    }
+}
+
+/// Turns every error into the API's JSON error shape: `ServiceError` as is, routing errors
+/// as `CA017`/`CA016`, anything unexpected as `CA023` (and logged).
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ServiceError {
+            var headers: HTTPFields = [:]
+            if error.code == .rateLimited, let after = error.details?["retryAfterSeconds"]?.intValue {
+                headers[.retryAfter] = String(after)
+            }
+            return HTTPSupport.error(error, headers: headers)
+        } catch let error as HTTPError {
+            switch error.status {
+            case .notFound: return HTTPSupport.error(ServiceError(.notFound, "no such route: \(request.method) \(request.uri.path)"))
+            case .methodNotAllowed: return HTTPSupport.error(ServiceError(.validationFailed, "method \(request.method) is not allowed here"))
+            case .contentTooLarge: return HTTPSupport.error(ServiceError(.payloadTooLarge, "request body too large"))
+            default:
+                if error.status.code < 500 {
+                    return HTTPSupport.error(ServiceError(.validationFailed, error.body ?? "bad request"))
+                }
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+                return HTTPSupport.error(ServiceError(.internalError, "internal error"))
+            }
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return HTTPSupport.error(ServiceError(.internalError, "internal error"))
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Contracts
+import Foundation
+import JWTKit
+import Logging
+import Messaging
+import Synchronization
+
+/// Who is calling, from a verified access token.
+struct Caller: Sendable {
+    var uid: String
+    var session: String
+    var email: String
+
+    /// Headers that carry the session and email to the services.
+    var headers: [String: String] { [AuthHeaders.session: session, AuthHeaders.email: email] }
+}
+
+/// The claims the accounts service puts in access tokens.
+struct AccessClaims: JWTPayload {
+    var sub: SubjectClaim
+    var sid: String
+    var email: String
+    var exp: ExpirationClaim
+    var iss: IssuerClaim
+    var aud: AudienceClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// Verifies bearer tokens locally with the public keys the accounts service serves
+/// (`accounts.keys`), refused when their session was revoked. Verified tokens are cached until
+/// they expire, so a busy client costs one signature check.
+final class TokenVerifier: Sendable {
+    private let keys = JWTKeyCollection()
+    private let loaded = Mutex<Set<String>>([])
+    private let expected = Mutex<(issuer: String, audience: String)?>(nil)
+    private let cache = Mutex<[String: (Caller, Date)]>([:])
+    private let accounts: RPCClient
+    private let revocations: RevocationList
+    private let logger: Logger
+
+    init(accounts: RPCClient, revocations: RevocationList, logger: Logger) {
+        self.accounts = accounts
+        self.revocations = revocations
+        self.logger = logger
+    }
+
+    /// Fetches the signing keys; returns whether any are loaded.
+    @discardableResult
+    func refreshKeys() async -> Bool {
+        do {
+            let published = try await accounts.call(AccountsMethods.Keys.self, Empty(), timeout: .seconds(2))
+            for key in published.keys where !loaded.withLock({ $0.contains(key.kid) }) {
+                await keys.add(eddsa: try EdDSA.PublicKey(x: key.x, curve: .ed25519), kid: JWKIdentifier(string: key.kid))
+                loaded.withLock { _ = $0.insert(key.kid) }
+            }
+            expected.withLock { $0 = (published.issuer, published.audience) }
+        } catch {
+            logger.warning("cannot load token keys from accounts yet", metadata: ["error": "\(error)"])
+        }
+        return !loaded.withLock { $0.isEmpty }
+    }
+
+    /// Keeps trying to load keys until it succeeds (at start accounts may not be up yet).
+    func loadKeys() async {
+        var delay = Duration.milliseconds(200)
+        while !Task.isCancelled {
+            if await refreshKeys() { return }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .seconds(5))
+        }
+    }
+
+    /// The caller of a request with `authorization` header value, or a `CA012` error.
+    func verify(authorization: String?) async throws -> Caller {
+        guard let header = authorization, header.lowercased().hasPrefix("bearer "), header.count > 7 else {
+            throw ServiceError(.authRequired, "missing bearer token (Authorization: Bearer <accessToken>)")
+        }
+        let token = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        let now = Date()
+        if let (caller, expiry) = cache.withLock({ $0[token] }), expiry > now {
+            guard !revocations.isRevoked(caller.session) else { throw ServiceError(.authRequired, "this session was signed out") }
+            return caller
+        }
+        if loaded.withLock({ $0.isEmpty }) {
+            guard await refreshKeys() else { throw ServiceError(.serviceUnavailable, "authentication is not available yet") }
+        }
+        let claims: AccessClaims
+        do {
+            claims = try await keys.verify(token, as: AccessClaims.self)
+        } catch let error as JWTError where error.errorType == .claimVerificationFailure {
+            throw ServiceError(.authRequired, "access token expired")
+        } catch {
+            // An unknown key id may mean the keys were rotated: reload once.
+            if await refreshKeys(), let again = try? await keys.verify(token, as: AccessClaims.self) {
+                claims = again
+            } else {
+                throw ServiceError(.authRequired, "access token is not valid")
+            }
+        }
+        if let (issuer, audience) = expected.withLock({ $0 }) {
+            guard claims.iss.value == issuer, claims.aud.value.contains(audience) else {
+                throw ServiceError(.authRequired, "access token was not issued for this API")
+            }
+        }
+        let caller = Caller(uid: claims.sub.value, session: claims.sid, email: claims.email)
+        guard !revocations.isRevoked(caller.session) else { throw ServiceError(.authRequired, "this session was signed out") }
+        cache.withLock { c in
+            if c.count > 100_000 { c.removeAll() }
+            c[token] = (caller, claims.exp.value)
+        }
+        return caller
+    }
+}

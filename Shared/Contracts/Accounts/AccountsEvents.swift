@@ -1,0 +1,71 @@
+import Foundation
+
+/// Events of the `accounts` stream.
+public enum AccountsEvents {
+    /// A user signed up or changed their profile (name, time zone, tier).
+    public static let userUpserted = "accounts.user-upserted"
+    /// A user deleted their account: every service removes what it holds of them.
+    public static let userDeleted = "accounts.user-deleted"
+    /// A device was registered or its push token changed.
+    public static let deviceUpserted = "accounts.device-upserted"
+    /// A device was removed.
+    public static let deviceRemoved = "accounts.device-removed"
+    /// A session was ended (logout, refresh-token reuse, account deletion).
+    public static let sessionRevoked = "accounts.session-revoked"
+
+    /// Payload of ``userUpserted``.
+    public struct UserUpserted: Codable, Sendable {
+        public var uid: String
+        public var email: String
+        public var displayName: String
+        public var timezone: String
+        public var tier: Tier
+        public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier) {
+            self.uid = uid
+            self.email = email
+            self.displayName = displayName
+            self.timezone = timezone
+            self.tier = tier
+        }
+    }
+
+    /// Payload of ``userDeleted``.
+    public struct UserDeleted: Codable, Sendable {
+        public var uid: String
+        public var email: String
+        public init(uid: String, email: String) {
+            self.uid = uid
+            self.email = email
+        }
+    }
+
+    /// Payload of ``deviceUpserted``.
+    public struct DeviceUpserted: Codable, Sendable {
+        public var uid: String
+        public var device: Device
+        public init(uid: String, device: Device) {
+            self.uid = uid
+            self.device = device
+        }
+    }
+
+    /// Payload of ``deviceRemoved``.
+    public struct DeviceRemoved: Codable, Sendable {
+        public var uid: String
+        public var deviceId: String
+        public init(uid: String, deviceId: String) {
+            self.uid = uid
+            self.deviceId = deviceId
+        }
+    }
+
+    /// Payload of ``sessionRevoked``.
+    public struct SessionRevoked: Codable, Sendable {
+        public var uid: String
+        public var session: String
+        public init(uid: String, session: String) {
+            self.uid = uid
+            self.session = session
+        }
+    }
+}

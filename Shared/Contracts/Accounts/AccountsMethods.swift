@@ -1,0 +1,84 @@
+import Foundation
+import Messaging
+
+/// The requests the accounts service answers.
+public enum AccountsMethods {
+    public struct Signup: RPCMethod {
+        public typealias Request = SignupRequest
+        public typealias Response = AuthResult
+        public static let type = "accounts.signup"
+    }
+
+    public struct Login: RPCMethod {
+        public typealias Request = LoginRequest
+        public typealias Response = AuthResult
+        public static let type = "accounts.login"
+    }
+
+    public struct Refresh: RPCMethod {
+        public typealias Request = RefreshRequest
+        public typealias Response = AuthResult
+        public static let type = "accounts.refresh"
+    }
+
+    public struct Logout: RPCMethod {
+        public typealias Request = LogoutRequest
+        public typealias Response = Empty
+        public static let type = "accounts.logout"
+    }
+
+    public struct GetMe: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = User
+        public static let type = "accounts.me.get"
+    }
+
+    /// The request payload is a JSON object of the fields to change (see `UserPatch`).
+    public struct UpdateMe: RPCMethod {
+        public typealias Request = UserPatch
+        public typealias Response = User
+        public static let type = "accounts.me.update"
+    }
+
+    public struct DeleteMe: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = Empty
+        public static let type = "accounts.me.delete"
+    }
+
+    public struct PutDevice: RPCMethod {
+        public typealias Request = DeviceUpsert
+        public typealias Response = Device
+        public static let type = "accounts.devices.put"
+    }
+
+    public struct ListDevices: RPCMethod {
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable {
+            public var devices: [Device]
+            public init(devices: [Device]) { self.devices = devices }
+        }
+        public static let type = "accounts.devices.list"
+    }
+
+    public struct DeleteDevice: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var deviceId: String
+            public init(deviceId: String) { self.deviceId = deviceId }
+        }
+        public typealias Response = Empty
+        public static let type = "accounts.devices.delete"
+    }
+
+    public struct Keys: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = SigningKeys
+        public static let type = "accounts.keys"
+    }
+
+    public struct Revocations: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = RevokedSessions
+        public static let type = "accounts.revocations"
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// `POST /v1/auth/signup`.
+public struct SignupRequest: Codable, Sendable {
+    public var email: String
+    public var password: String
+    public var displayName: String
+    /// IANA zone for the profile's settings (default UTC).
+    public var timezone: String?
+    public var platform: String?
+
+    public init(email: String, password: String, displayName: String, timezone: String? = nil, platform: String? = nil) {
+        self.email = email
+        self.password = password
+        self.displayName = displayName
+        self.timezone = timezone
+        self.platform = platform
+    }
+}
+
+/// `POST /v1/auth/login`.
+public struct LoginRequest: Codable, Sendable {
+    public var email: String
+    public var password: String
+
+    public init(email: String, password: String) {
+        self.email = email
+        self.password = password
+    }
+}
+
+/// `POST /v1/auth/refresh`.
+public struct RefreshRequest: Codable, Sendable {
+    public var refreshToken: String
+
+    public init(refreshToken: String) {
+        self.refreshToken = refreshToken
+    }
+}
+
+/// `POST /v1/auth/logout`: ends the session of the access token, or of `refreshToken`.
+public struct LogoutRequest: Codable, Sendable {
+    public var refreshToken: String?
+
+    public init(refreshToken: String? = nil) {
+        self.refreshToken = refreshToken
+    }
+}
+
+/// What sign-up, login and refresh return.
+public struct AuthResult: Codable, Sendable {
+    public var user: User
+    /// A JWT (EdDSA) valid for `expiresIn` seconds.
+    public var accessToken: String
+    /// An opaque token, valid once: refreshing returns a new one.
+    public var refreshToken: String
+    public var expiresIn: Int
+    public var tokenType: String
+
+    public init(user: User, accessToken: String, refreshToken: String, expiresIn: Int) {
+        self.user = user
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresIn = expiresIn
+        self.tokenType = "Bearer"
+    }
+}
+
+/// The public keys that verify access tokens.
+public struct SigningKeys: Codable, Sendable {
+    public struct Key: Codable, Sendable {
+        /// Key id (the JWT `kid`).
+        public var kid: String
+        /// Ed25519 public key, base64url (the JWK `x`).
+        public var x: String
+
+        public init(kid: String, x: String) {
+            self.kid = kid
+            self.x = x
+        }
+    }
+
+    public var keys: [Key]
+    public var issuer: String
+    public var audience: String
+
+    public init(keys: [Key], issuer: String, audience: String) {
+        self.keys = keys
+        self.issuer = issuer
+        self.audience = audience
+    }
+}
+
+/// Sessions revoked recently, and the position in the accounts stream they reflect.
+public struct RevokedSessions: Codable, Sendable {
+    /// The accounts stream head when the list was read; later revocations arrive as events.
+    public var head: Int64
+    /// Session ids (the access token's `sid`) whose tokens must be refused.
+    public var sessions: [String]
+
+    public init(head: Int64, sessions: [String]) {
+        self.head = head
+        self.sessions = sessions
+    }
+}
+
+/// Header names the gateway adds to requests it forwards.
+public enum AuthHeaders {
+    /// The session id (`sid` claim) of the caller's access token.
+    public static let session = "session"
+    /// The caller's email (`email` claim), for invitation matching.
+    public static let email = "email"
+}

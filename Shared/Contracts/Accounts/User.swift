@@ -1,0 +1,93 @@
+import Foundation
+
+/// A user's profile (`chronir-api.md` §3.2). `tier` is read-only for clients: it comes from
+/// billing's entitlement events.
+public struct User: Codable, Sendable, Equatable {
+    public var uid: String
+    public var email: String
+    public var displayName: String
+    public var photoURL: String?
+    public var tier: Tier
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var migratedAt: Date?
+    public var settings: UserSettings
+    public var platform: String?
+    public var appVersion: String?
+    public var fcmToken: String?
+
+    public init(uid: String, email: String, displayName: String, photoURL: String? = nil, tier: Tier = .free,
+                createdAt: Date, updatedAt: Date, migratedAt: Date? = nil, settings: UserSettings,
+                platform: String? = nil, appVersion: String? = nil, fcmToken: String? = nil) {
+        self.uid = uid
+        self.email = email
+        self.displayName = displayName
+        self.photoURL = photoURL
+        self.tier = tier
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.migratedAt = migratedAt
+        self.settings = settings
+        self.platform = platform
+        self.appVersion = appVersion
+        self.fcmToken = fcmToken
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case uid, email, displayName, photoURL, tier, createdAt, updatedAt, migratedAt, settings, platform, appVersion, fcmToken
+    }
+
+    /// Encodes absent values as `null`, as the API's TypeScript interfaces show them.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uid, forKey: .uid)
+        try c.encode(email, forKey: .email)
+        try c.encode(displayName, forKey: .displayName)
+        try c.encode(photoURL, forKey: .photoURL)
+        try c.encode(tier, forKey: .tier)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+        try c.encode(migratedAt, forKey: .migratedAt)
+        try c.encode(settings, forKey: .settings)
+        try c.encode(platform, forKey: .platform)
+        try c.encode(appVersion, forKey: .appVersion)
+        try c.encode(fcmToken, forKey: .fcmToken)
+    }
+}
+
+/// The subscription tiers.
+public enum Tier: String, Codable, Sendable, CaseIterable, Comparable {
+    case free, plus, premium
+
+    var rank: Int {
+        switch self {
+        case .free: 0
+        case .plus: 1
+        case .premium: 2
+        }
+    }
+
+    public static func < (a: Tier, b: Tier) -> Bool { a.rank < b.rank }
+}
+
+/// Per-user preferences (`chronir-api.md` §3.2).
+public struct UserSettings: Codable, Sendable, Equatable {
+    public var defaultSnoozeMinutes: Int
+    public var preAlarmWarningEnabled: Bool
+    public var preAlarmWarningHours: Int
+    public var timezone: String
+    public var use24HourFormat: Bool
+    public var soundId: String
+    public var vibrationEnabled: Bool
+
+    public init(defaultSnoozeMinutes: Int = 60, preAlarmWarningEnabled: Bool = true, preAlarmWarningHours: Int = 24,
+                timezone: String = "UTC", use24HourFormat: Bool = false, soundId: String = "default", vibrationEnabled: Bool = true) {
+        self.defaultSnoozeMinutes = defaultSnoozeMinutes
+        self.preAlarmWarningEnabled = preAlarmWarningEnabled
+        self.preAlarmWarningHours = preAlarmWarningHours
+        self.timezone = timezone
+        self.use24HourFormat = use24HourFormat
+        self.soundId = soundId
+        self.vibrationEnabled = vibrationEnabled
+    }
+}

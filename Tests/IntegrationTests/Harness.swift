@@ -1,0 +1,130 @@
+import AsyncHTTPClient
+import Foundation
+import Messaging
+import NIOCore
+import NIOHTTP1
+import Persistence
+import ServiceKit
+import Support
+import Synchronization
+
+/// A service running in this test process, on its own ports, with its own database schema.
+final class RunningService: Sendable {
+    let name: String
+    let handle = ShutdownHandle()
+    let task: Task<Void, any Error>
+
+    init(name: String, environment: [String: String], migrations: [Migration]?, build: @escaping ServiceHost.Build) throws {
+        self.name = name
+        let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
+        let handle = self.handle
+        task = Task {
+            try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
+            await runtime.shutdown()
+        }
+    }
+
+    /// Graceful shutdown, waiting for it to finish.
+    func stop() async {
+        await handle.shutdown()
+        _ = try? await task.value
+    }
+}
+
+/// One isolated copy of the suite's wiring for a test: a fresh database, free ports for every
+/// service, and the environment each service gets.
+final class TestSuite: Sendable {
+    let databaseURL: String
+    let ports: [ServiceDirectory.Name: (rpc: Int, pub: Int)]
+    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let gatewayPort = Mutex<Int?>(nil)
+    let running = Mutex<[RunningService]>([])
+
+    init(label: String) async throws {
+        databaseURL = try await TestDatabase.create(label)
+        var p: [ServiceDirectory.Name: (Int, Int)] = [:]
+        for name in ServiceDirectory.Name.allCases { p[name] = (freePort(), freePort()) }
+        ports = p
+    }
+
+    /// The environment shared by every service of this suite.
+    func environment(for service: String, extra: [String: String] = [:]) -> [String: String] {
+        var env: [String: String] = [
+            "DATABASE_URL": databaseURL,
+            "CHRONIR_OPS_PORT": "0",
+            "CHRONIR_LOG_LEVEL": ProcessInfo.processInfo.environment["CHRONIR_TEST_LOG_LEVEL"] ?? "critical",
+            "CHRONIR_LOG_FORMAT": "text",
+            "CHRONIR_SCRYPT_LOG_N": "10",
+            "CHRONIR_INSTANCE_ID": "\(service)-test",
+            "CHRONIR_OUTBOX_POLL": "100ms",
+            "CHRONIR_OUTBOX_HEARTBEAT": "300ms",
+            "CHRONIR_HTTP_PORT": "0",
+            "CHRONIR_HTTP_HOST": "127.0.0.1",
+        ]
+        for (name, p) in ports {
+            let prefix = "CHRONIR_\(name.rawValue.uppercased())"
+            env["\(prefix)_RPC"] = "tcp://127.0.0.1:\(p.rpc)"
+            env["\(prefix)_EVENTS"] = "tcp://127.0.0.1:\(p.pub)"
+        }
+        if let name = ServiceDirectory.Name(rawValue: service), let p = ports[name] {
+            env["CHRONIR_RPC_BIND"] = "tcp://127.0.0.1:\(p.rpc)"
+            env["CHRONIR_PUB_BIND"] = "tcp://127.0.0.1:\(p.pub)"
+        }
+        env.merge(extra) { _, new in new }
+        return env
+    }
+
+    /// Starts a service in this process.
+    @discardableResult
+    func start(_ name: String, migrations: [Migration]?, extra: [String: String] = [:], build: @escaping ServiceHost.Build) throws -> RunningService {
+        let service = try RunningService(name: name, environment: environment(for: name, extra: extra), migrations: migrations, build: build)
+        running.withLock { $0.append(service) }
+        return service
+    }
+
+    /// The gateway's base URL once it listens.
+    func gatewayURL() async throws -> String {
+        let ok = await eventually(timeout: .seconds(30)) { gatewayPort.withLock { $0 } != nil }
+        guard ok, let port = gatewayPort.withLock({ $0 }) else { throw TestSetupError("the gateway did not start") }
+        return "http://127.0.0.1:\(port)"
+    }
+
+    /// Stops everything started, newest first.
+    func shutdown() async {
+        for s in running.withLock({ $0 }).reversed() { await s.stop() }
+        try? await http.shutdown()
+    }
+}
+
+/// An HTTP response as tests look at it.
+struct HTTPResult: Sendable {
+    let status: Int
+    let headers: [(String, String)]
+    let body: Data
+
+    var json: JSONValue { (try? JSONCoding.decoder().decode(JSONValue.self, from: body)) ?? .null }
+    var text: String { String(decoding: body, as: UTF8.self) }
+    var code: String? { json["code"]?.stringValue }
+    func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try JSONCoding.decoder().decode(T.self, from: body) }
+}
+
+extension TestSuite {
+    /// Sends a request to the gateway.
+    func request(_ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, body: String? = nil,
+                 headers: [String: String] = [:]) async throws -> HTTPResult {
+        var request = HTTPClientRequest(url: try await gatewayURL() + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (k, v) in headers { request.headers.add(name: k, value: v) }
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
+        } else if let body {
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let response = try await http.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 << 20)
+        return HTTPResult(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Data(buffer: bytes))
+    }
+}

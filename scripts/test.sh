@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `make test`: the whole test suite against a throwaway PostgreSQL and real sockets.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+port=${CHRONIR_TEST_PG_PORT:-55432}
+dir=.run/test-pg
+scripts/pg.sh stop "$dir" || true
+rm -rf "$dir"
+trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
+scripts/pg.sh start "$dir" "$port" fast
+export CHRONIR_TEST_DATABASE_URL=$(scripts/pg.sh url "$port")
+swift build --build-tests
+swift test --skip-build "$@"
