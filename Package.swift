@@ -9,6 +9,8 @@ let package = Package(
     name: "chronir-backend",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "ZMQ", targets: ["ZMQ"]),
+        .library(name: "Messaging", targets: ["Messaging"]),
         .executable(name: "accounts", targets: ["accounts"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .executable(name: "chronirctl", targets: ["chronirctl"]),

@@ -110,57 +110,63 @@ extension Envelope {
     /// Reads an envelope from one frame. Throws ``EnvelopeError`` naming what is wrong.
     public static func decode(_ data: Data) throws -> Envelope {
         let data = data.startIndex == 0 ? data : Data(data)
-        let m: [String: Range<Int>]
-        do {
-            m = try JSONScanner.members(of: data)
-        } catch {
-            throw EnvelopeError(reason: "\(error)")
-        }
-        func required(_ key: String) throws -> Range<Int> {
-            guard let r = m[key] else { throw EnvelopeError(reason: "envelope member \"\(key)\" is missing") }
-            return r
-        }
-        func string(_ key: String) throws -> String {
-            do { return try JSONScanner.string(data, try required(key)) } catch let e as EnvelopeError { throw e } catch {
+        var id: String?, type: String?, occurred: Int64?, source: String?, actor: String?, correlationId: String?
+        var version = 1
+        var headers: [String: String] = [:]
+        var payloadRange: Range<Int>?
+        func string(_ key: String, _ r: Range<Int>) throws -> String {
+            do { return try JSONScanner.string(data, r) } catch {
                 throw EnvelopeError(reason: "envelope member \"\(key)\" must be a string")
             }
         }
-        func optionalString(_ key: String) throws -> String? {
-            guard let r = m[key], !JSONScanner.isNull(data, r) else { return nil }
-            return try string(key)
+        func optionalString(_ key: String, _ r: Range<Int>) throws -> String? {
+            JSONScanner.isNull(data, r) ? nil : try string(key, r)
         }
-        let id = try string("id")
-        let type = try string("type")
-        guard !type.isEmpty else { throw EnvelopeError(reason: "envelope member \"type\" is empty") }
-        let version: Int
-        if let r = m["version"] {
-            do { version = try JSONScanner.integer(data, r) } catch {
-                throw EnvelopeError(reason: "envelope member \"version\" must be an integer")
-            }
-        } else {
-            version = 1
-        }
-        let occurredText = try string("occurredAt")
-        guard let occurredMs = ISOTime.parseEpochMilliseconds(occurredText) else {
-            throw EnvelopeError(reason: "envelope member \"occurredAt\" must be an RFC 3339 timestamp")
-        }
-        let source = try string("source")
-        let actor = try optionalString("actor")
-        let correlationId = try optionalString("correlationId")
-        var headers: [String: String] = [:]
-        if let r = m["headers"], !JSONScanner.isNull(data, r) {
-            do {
-                for (k, vr) in try JSONScanner.members(of: data, in: r) where !JSONScanner.isNull(data, vr) {
-                    headers[k] = try JSONScanner.string(data, vr)
+        do {
+            try JSONScanner.forEachMember(of: data) { key, r in
+                switch key {
+                case "id": id = try string(key, r)
+                case "type": type = try string(key, r)
+                case "version":
+                    do { version = try JSONScanner.integer(data, r) } catch {
+                        throw EnvelopeError(reason: "envelope member \"version\" must be an integer")
+                    }
+                case "occurredAt":
+                    guard let ms = ISOTime.parseEpochMilliseconds(try string(key, r)) else {
+                        throw EnvelopeError(reason: "envelope member \"occurredAt\" must be an RFC 3339 timestamp")
+                    }
+                    occurred = ms
+                case "source": source = try string(key, r)
+                case "actor": actor = try optionalString(key, r)
+                case "correlationId": correlationId = try optionalString(key, r)
+                case "headers":
+                    guard !JSONScanner.isNull(data, r) else { break }
+                    do {
+                        try JSONScanner.forEachMember(of: data, in: r) { k, vr in
+                            if !JSONScanner.isNull(data, vr) { headers[k] = try JSONScanner.string(data, vr) }
+                        }
+                    } catch {
+                        throw EnvelopeError(reason: "envelope member \"headers\" must be an object of strings")
+                    }
+                case "payload": payloadRange = r
+                default: break
                 }
-            } catch {
-                throw EnvelopeError(reason: "envelope member \"headers\" must be an object of strings")
             }
+        } catch let e as EnvelopeError {
+            throw e
+        } catch {
+            throw EnvelopeError(reason: "\(error)")
         }
-        let payloadRange = try required("payload")
+        func missing(_ key: String) -> EnvelopeError { EnvelopeError(reason: "envelope member \"\(key)\" is missing") }
+        guard let id else { throw missing("id") }
+        guard let type else { throw missing("type") }
+        guard !type.isEmpty else { throw EnvelopeError(reason: "envelope member \"type\" is empty") }
+        guard let occurred else { throw missing("occurredAt") }
+        guard let source else { throw missing("source") }
+        guard let payloadRange else { throw missing("payload") }
         return Envelope(
             id: id, type: type, version: version,
-            occurredAt: Date(timeIntervalSince1970: Double(occurredMs) / 1000),
+            occurredAt: Date(timeIntervalSince1970: Double(occurred) / 1000),
             source: source, actor: actor, headers: headers, correlationId: correlationId,
             payload: data.subdata(in: payloadRange)
         )

@@ -21,20 +21,39 @@ public enum ISOTime {
     /// Formats milliseconds since the Unix epoch.
     public static func format(epochMilliseconds ms: Int64) -> String {
         var seconds = ms / 1000
-        var millis = ms % 1000
+        var millis = Int(ms % 1000)
         if millis < 0 {
             millis += 1000
             seconds -= 1
         }
-        let c = civil(fromDays: seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400)
-        let sod = ((seconds % 86400) + 86400) % 86400
-        var out = ""
-        out.reserveCapacity(24)
-        out += pad(c.year, 4) + "-" + pad(c.month, 2) + "-" + pad(c.day, 2)
-        out += "T" + pad(Int(sod / 3600), 2) + ":" + pad(Int(sod / 60 % 60), 2) + ":" + pad(Int(sod % 60), 2)
-        if millis != 0 { out += "." + pad(Int(millis), 3) }
-        out += "Z"
-        return out
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let c = civil(fromDays: days)
+        let sod = Int(seconds - days * 86400)
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var k = 0
+            func put(_ v: Int, _ width: Int) {
+                var v = v
+                var i = width - 1
+                while i >= 0 {
+                    out[k + i] = UInt8(48 + v % 10)
+                    v /= 10
+                    i -= 1
+                }
+                k += width
+            }
+            func sep(_ c: UInt8) {
+                out[k] = c
+                k += 1
+            }
+            put(c.year, 4); sep(0x2D); put(c.month, 2); sep(0x2D); put(c.day, 2); sep(0x54)
+            put(sod / 3600, 2); sep(0x3A); put(sod / 60 % 60, 2); sep(0x3A); put(sod % 60, 2)
+            if millis != 0 {
+                sep(0x2E)
+                put(millis, 3)
+            }
+            sep(0x5A)
+            return k
+        }
     }
 
     /// Parses an RFC 3339 timestamp; nil when it is not one.
@@ -132,9 +151,4 @@ public enum ISOTime {
 
     /// Whether a Gregorian year is a leap year.
     public static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-    private static func pad(_ v: Int, _ width: Int) -> String {
-        let s = String(v)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-    }
 }

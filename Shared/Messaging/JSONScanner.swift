@@ -23,6 +23,28 @@ struct JSONScanner {
         self.bytes = bytes
     }
 
+    /// Bytes consumed so far.
+    var position: Int { i }
+
+    /// Scans a top-level object, calling `body` with each member's name and value byte range
+    /// in order (no dictionary is built).
+    static func forEachMember(of data: Data, _ body: (String, Range<Int>) throws -> Void) throws {
+        try data.withUnsafeBytes { raw in
+            var scanner = JSONScanner(raw)
+            try scanner.object(body)
+            scanner.skipWhitespace()
+            if scanner.i != raw.count { throw Failure.malformed("trailing bytes", at: scanner.i) }
+        }
+    }
+
+    /// Scans the object at `range` of `data`, calling `body` per member (absolute ranges).
+    static func forEachMember(of data: Data, in range: Range<Int>, _ body: (String, Range<Int>) throws -> Void) throws {
+        try data.withUnsafeBytes { raw in
+            var scanner = JSONScanner(UnsafeRawBufferPointer(rebasing: raw[range]))
+            try scanner.object { key, r in try body(key, (r.lowerBound + range.lowerBound)..<(r.upperBound + range.lowerBound)) }
+        }
+    }
+
     /// Scans a top-level object and returns its members as (key, value byte range).
     /// Duplicate keys keep the last value, as most JSON parsers do.
     static func members(of data: Data) throws -> [String: Range<Int>] {
@@ -85,12 +107,17 @@ struct JSONScanner {
     }
 
     mutating func object() throws -> [String: Range<Int>] {
-        try expect(UInt8(ascii: "{"), "'{'")
         var members: [String: Range<Int>] = [:]
+        try object { key, range in members[key] = range }
+        return members
+    }
+
+    mutating func object(_ body: (String, Range<Int>) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"), "'{'")
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             i += 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -100,13 +127,13 @@ struct JSONScanner {
             skipWhitespace()
             let start = i
             try skipValue(depth: 1)
-            members[key] = start..<i
+            try body(key, start..<i)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): i += 1
             case UInt8(ascii: "}"):
                 i += 1
-                return members
+                return
             default: throw Failure.malformed("expected ',' or '}'", at: i)
             }
         }
@@ -322,6 +349,23 @@ struct JSONWriter {
     }
 
     mutating func integer(_ v: Int) {
-        bytes.append(contentsOf: Array(String(v).utf8))
+        if v == 0 {
+            bytes.append(0x30)
+            return
+        }
+        var magnitude = v.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[n] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+                n += 1
+            }
+            if v < 0 { bytes.append(0x2D) }
+            for k in stride(from: n - 1, through: 0, by: -1) { bytes.append(buffer[k]) }
+        }
     }
 }

@@ -61,24 +61,11 @@ public enum JSONValue: Sendable, Codable, Equatable, Hashable {
     }
 }
 
-/// The JSON encoder and decoder settings every service uses: RFC 3339 dates (``ISOTime``).
+/// How every service reads and writes JSON: ``FastJSONEncoder``/``FastJSONDecoder`` with
+/// RFC 3339 dates (``ISOTime``); values the fast encoder does not stream fall back to
+/// Foundation's `JSONEncoder` with the same date format.
 public enum JSONCoding {
-    /// A decoder with the project's date handling.
-    public static func decoder() -> JSONDecoder {
-        let d = JSONDecoder()
-        d.dateDecodingStrategy = .custom { decoder in
-            let c = try decoder.singleValueContainer()
-            let text = try c.decode(String.self)
-            guard let date = ISOTime.parse(text) else {
-                throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected an RFC 3339 timestamp, got \"\(text)\"")
-            }
-            return date
-        }
-        return d
-    }
-
-    /// An encoder with the project's date handling.
-    public static func encoder() -> JSONEncoder {
+    private static let foundationEncoder: JSONEncoder = {
         let e = JSONEncoder()
         e.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
@@ -86,11 +73,28 @@ public enum JSONCoding {
         }
         e.outputFormatting = [.withoutEscapingSlashes]
         return e
+    }()
+
+    /// The decoder.
+    public static func decoder() -> FastJSONDecoder { FastJSONDecoder() }
+
+    /// The encoder.
+    public static func encoder() -> Encoder { Encoder() }
+
+    /// Encodes with the fast encoder, or Foundation's when the value needs it.
+    public struct Encoder: Sendable {
+        public func encode<T: Encodable>(_ value: T) throws -> Data {
+            do {
+                return try FastJSONEncoder().encode(value)
+            } catch is FastJSONEncoder.Unsupported {
+                return try foundationEncoder.encode(value)
+            }
+        }
     }
 
     /// Encodes a value to JSON bytes.
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
-        try encoder().encode(value)
+        try Encoder().encode(value)
     }
 
     /// Decodes JSON bytes, turning decoding errors into a readable one-line message that

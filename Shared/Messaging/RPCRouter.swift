@@ -6,17 +6,26 @@ import Tracing
 public struct RPCContext: Sendable {
     /// The request envelope (payload still raw).
     public let envelope: Envelope
-    /// A logger with the request's type, id and actor as metadata.
-    public let logger: Logger
     /// The trace context of the request's span.
     public let serviceContext: ServiceContext
+    private let baseLogger: Logger
 
     /// The user on whose behalf the request was made, if any.
     public var actor: String? { envelope.actor }
 
+    /// A logger with the request's type, id and actor as metadata (built when asked for:
+    /// most requests never log).
+    public var logger: Logger {
+        var l = baseLogger
+        l[metadataKey: "type"] = "\(envelope.type)"
+        l[metadataKey: "request"] = "\(envelope.id)"
+        if let actor = envelope.actor { l[metadataKey: "actor"] = "\(actor)" }
+        return l
+    }
+
     public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext) {
         self.envelope = envelope
-        self.logger = logger
+        self.baseLogger = logger
         self.serviceContext = serviceContext
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -7,26 +8,39 @@ import ZMQ
 
 /// Answers requests on a bound ROUTER socket.
 ///
-/// Each request runs in its own child task (at most `maxConcurrent` at once; beyond that the
-/// server stops reading and libzmq's queue pushes back). Bad input never stops the server:
-/// oversized frames get `CA024`, undecodable envelopes `CA020`, unknown types `CA020` naming
-/// the type, each logged and counted in `chronir_messages_rejected_total{reason}`. Requests
-/// whose deadline has passed are dropped unanswered (nobody waits for them).
+/// The socket thread starts one task per request (at most `maxConcurrent` at once; beyond
+/// that it stops reading and libzmq's queue pushes back on clients). Bad input never stops
+/// the server: oversized frames get `CA024`, undecodable envelopes `CA020`, unknown types
+/// `CA020` naming the type, each logged and counted in `chronir_messages_rejected_total{reason}`.
+/// Requests whose deadline has passed are dropped unanswered (nobody waits for them).
 public final class RPCServer: Service, Sendable {
     /// The name of the serving service (reply `source`, logs, spans).
     public let serviceName: String
     /// The bound endpoints (wildcard ports resolved).
-    public var endpoints: [String] { socket.boundEndpoints }
+    public var endpoints: [String] { socketBox.socket.boundEndpoints }
 
-    private let socket: SocketActor
     private let router: RPCRouter
     private let source: String
     private let telemetry: Telemetry
-    private let limiter: AsyncSemaphore
     private let idempotency = IdempotencyCache()
     private let maxFrameBytes: Int
+    private let maxConcurrent: Int
+    private let inFlight = Atomic<Int>(0)
+    private let accepting = Atomic<Bool>(false)
+    private let drained = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let perType = Mutex<[String: TypeMetrics]>([:])
+    private let socketBox = SocketBox()
 
-    /// Binds a ROUTER to `binds`.
+    private final class SocketBox: Sendable {
+        nonisolated(unsafe) var socket: SocketActor!
+    }
+
+    private struct TypeMetrics: Sendable {
+        let ok: Counter
+        let seconds: CoreMetrics.Timer
+    }
+
+    /// Binds a ROUTER to `binds`. Requests are taken once ``run()`` starts.
     public init(
         context: ZMQContext, serviceName: String, instance: String, binds: [String], router: RPCRouter,
         telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024
@@ -36,41 +50,74 @@ public final class RPCServer: Service, Sendable {
         self.router = router
         self.telemetry = telemetry
         self.maxFrameBytes = maxFrameBytes
-        self.limiter = AsyncSemaphore(maxConcurrent)
+        self.maxConcurrent = maxConcurrent
         var options = SocketOptions(type: .router)
         options.binds = binds
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 500
-        self.socket = try SocketActor(context: context, options: options, name: "rpc:\(serviceName)")
+        let box = socketBox
+        let callbacks = SocketActor.Callbacks(
+            canAccept: { [weak self] in
+                guard let self else { return false }
+                return self.accepting.load(ordering: .relaxed) && self.inFlight.load(ordering: .relaxed) < self.maxConcurrent
+            },
+            onMessage: { [weak self] message in self?.dispatch(message) }
+        )
+        box.socket = try SocketActor(context: context, options: options, name: "rpc:\(serviceName)", callbacks: callbacks)
     }
+
+    private var socket: SocketActor { socketBox.socket }
 
     /// Serves until graceful shutdown: then stops taking requests, finishes those in flight,
     /// and closes the socket.
     public func run() async throws {
         telemetry.logger.info("serving requests", metadata: ["endpoints": "\(endpoints)", "types": "\(router.types.count)"])
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for await message in socket.messages {
-                    await limiter.acquire()
-                    group.addTask {
-                        defer { self.limiter.release() }
-                        await self.handle(message)
-                    }
-                }
-            }
-        } onGracefulShutdown: {
-            self.socket.finishMessages()
-        }
+        accepting.store(true, ordering: .relaxed)
+        socket.wake()
+        try? await gracefulShutdown()
+        accepting.store(false, ordering: .relaxed)
+        await waitForInFlight()
         await socket.close()
     }
 
     /// Stops serving immediately (tests that simulate a crashed service).
     public func close() async {
-        socket.finishMessages()
+        accepting.store(false, ordering: .relaxed)
         await socket.close()
     }
 
+    private func waitForInFlight() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            drained.withLock { $0 = c }
+            if inFlight.load(ordering: .acquiring) == 0, let w = drained.withLock({ d -> CheckedContinuation<Void, Never>? in
+                let w = d
+                d = nil
+                return w
+            }) {
+                w.resume()
+            }
+        }
+    }
+
     // MARK: - Handling one message
+
+    /// On the socket thread: starts the request's task.
+    private func dispatch(_ message: ReceivedMessage) {
+        inFlight.add(1, ordering: .relaxed)
+        Task {
+            await self.handle(message)
+            let left = self.inFlight.subtract(1, ordering: .acquiringAndReleasing).newValue
+            if left == self.maxConcurrent - 1 { self.socket.wake() }
+            if left == 0, !self.accepting.load(ordering: .relaxed),
+               let w = self.drained.withLock({ d -> CheckedContinuation<Void, Never>? in
+                   let w = d
+                   d = nil
+                   return w
+               }) {
+                w.resume()
+            }
+        }
+    }
 
     private func handle(_ message: ReceivedMessage) async {
         guard message.frames.count >= 2 else {
@@ -116,46 +163,47 @@ public final class RPCServer: Service, Sendable {
         if let frame { socket.send([identity, frame]) }
     }
 
-    private func process(_ request: Envelope, handler: RouterHandler) async -> Data? {
+    private func metrics(for type: String) -> TypeMetrics {
+        if let m = perType.withLock({ $0[type] }) { return m }
+        let m = TypeMetrics(ok: telemetry.counter("chronir_rpc_requests_total", [("type", type), ("outcome", "ok")]),
+                            seconds: telemetry.timer("chronir_rpc_handle_seconds", [("type", type)]))
+        perType.withLock { $0[type] = m }
+        return m
+    }
+
+    private func process(_ request: Envelope, handler: RPCRouter.RawHandler) async -> Data? {
         let span = telemetry.startProcessSpan(request, destination: serviceName, kind: .server)
         defer { span.end() }
-        var logger = telemetry.logger
-        logger[metadataKey: "type"] = "\(request.type)"
-        logger[metadataKey: "request"] = "\(request.id)"
-        if let actor = request.actor { logger[metadataKey: "actor"] = "\(actor)" }
-        let context = RPCContext(envelope: request, logger: logger, serviceContext: span.context)
+        let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context)
         let started = ContinuousClock.now
-        let outcome: String
+        let metrics = metrics(for: request.type)
         let frame: Data?
         do {
             let payload = try await ServiceContext.$current.withValue(span.context) { try await handler(context) }
-            outcome = "ok"
+            metrics.ok.increment()
             frame = payload.map {
                 Envelope(type: ReplyType.success, source: source, correlationId: request.id, payload: $0).encoded()
             }
         } catch let error as ServiceError {
-            outcome = error.code.rawValue
+            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", error.code.rawValue)]).increment()
             span.attributes["chronir.error.code"] = error.code.rawValue
             if error.code.httpStatus >= 500 {
                 span.setStatus(.init(code: .error))
-                logger.error("request failed", metadata: ["error": "\(error)"])
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
             } else {
-                logger.debug("request refused", metadata: ["error": "\(error)"])
+                context.logger.debug("request refused", metadata: ["error": "\(error)"])
             }
             frame = errorFrame(error, correlationId: request.id)
         } catch {
-            outcome = "CA023"
+            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", "CA023")]).increment()
             span.recordError(error)
             span.setStatus(.init(code: .error))
-            logger.error("request failed with an unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            context.logger.error("request failed with an unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             frame = errorFrame(ServiceError(.internalError, "internal error while handling \(request.type)"), correlationId: request.id)
         }
-        telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", outcome)]).increment()
-        telemetry.timer("chronir_rpc_handle_seconds", [("type", request.type)]).recordNanoseconds(started.duration(to: .now).nanoseconds)
+        metrics.seconds.recordNanoseconds(started.duration(to: .now).nanoseconds)
         return frame
     }
-
-    typealias RouterHandler = RPCRouter.RawHandler
 
     private func errorFrame(_ error: ServiceError, correlationId: String?) -> Data {
         let payload = (try? JSONCoding.encode(error)) ?? Data("{\"code\":\"CA023\",\"message\":\"internal error\"}".utf8)

@@ -121,12 +121,13 @@ extension Telemetry {
     public func startPublishSpan(type: String, destination: String, id: String, context: ServiceContext,
                           kind: SpanKind, headers: inout [String: String]) -> any Span {
         let span = tracer.startSpan("\(type) publish", context: context, ofKind: kind)
+        tracer.inject(span.context, into: &headers, using: HeaderInjector())
+        guard span.isRecording else { return span }
         span.attributes[MessagingAttribute.system] = "zeromq"
         span.attributes[MessagingAttribute.operationType] = "publish"
         span.attributes[MessagingAttribute.destination] = destination
         span.attributes[MessagingAttribute.messageID] = id
         span.attributes[MessagingAttribute.messageType] = type
-        tracer.inject(span.context, into: &headers, using: HeaderInjector())
         return span
     }
 
@@ -140,6 +141,7 @@ extension Telemetry {
     /// Starts a span for a message being handled, as a child of the sender's span.
     public func startProcessSpan(_ envelope: Envelope, destination: String, kind: SpanKind) -> any Span {
         let span = tracer.startSpan("\(envelope.type) process", context: extractContext(from: envelope), ofKind: kind)
+        guard span.isRecording else { return span }
         span.attributes[MessagingAttribute.system] = "zeromq"
         span.attributes[MessagingAttribute.operationType] = "process"
         span.attributes[MessagingAttribute.destination] = destination

@@ -3,9 +3,9 @@ import Foundation
 /// RFC 9562 version 7 UUIDs: time-ordered (48-bit Unix milliseconds first), so ids sort
 /// by creation time and index well.
 public enum UUIDv7 {
-    /// A new version 7 UUID for the current time.
+    /// A new version 7 UUID for the current time (randomness from ``FastRandom``).
     public static func make(now: Date = Date()) -> UUID {
-        var rng = SystemRandomNumberGenerator()
+        var rng = FastRandom()
         return make(epochMilliseconds: UInt64(max(0, now.timeIntervalSince1970 * 1000)), using: &rng)
     }
 
@@ -24,6 +24,28 @@ public enum UUIDv7 {
 
     /// A new version 7 UUID as a lowercase string.
     public static func string(now: Date = Date()) -> String {
-        make(now: now).uuidString.lowercased()
+        lowercased(make(now: now))
+    }
+
+    /// The canonical lowercase form of any UUID (`UUID.uuidString` is upper-case and slow).
+    public static func lowercased(_ uuid: UUID) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid.uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var k = 0
+                digits.withUTF8Buffer { hex in
+                    for (i, byte) in raw.enumerated() {
+                        if i == 4 || i == 6 || i == 8 || i == 10 {
+                            out[k] = UInt8(ascii: "-")
+                            k += 1
+                        }
+                        out[k] = hex[Int(byte >> 4)]
+                        out[k + 1] = hex[Int(byte & 0x0F)]
+                        k += 2
+                    }
+                }
+                return k
+            }
+        }
     }
 }

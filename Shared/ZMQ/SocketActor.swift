@@ -38,18 +38,24 @@ public final class SocketActor: Sendable {
         public var onTick: (@Sendable () -> Void)?
         /// How often `onTick` runs.
         public var tickInterval: Duration
+        /// Asked before reading: false stops reading (libzmq queues, then pushes back on peers)
+        /// until ``SocketActor/wake()`` is called.
+        public var canAccept: (@Sendable () -> Bool)?
 
         public init(tickInterval: Duration = .milliseconds(10), onTick: (@Sendable () -> Void)? = nil,
+                    canAccept: (@Sendable () -> Bool)? = nil,
                     onMessage: @escaping @Sendable (ReceivedMessage) -> Void) {
             self.onMessage = onMessage
             self.onTick = onTick
             self.tickInterval = tickInterval
+            self.canAccept = canAccept
         }
     }
 
     private struct CommandQueue {
         var commands = Deque<Command>()
-        var signaled = false
+        /// The thread is blocked (or about to block) in poll: the next command must wake it.
+        var asleep = false
         var stopped = false
     }
 
@@ -142,6 +148,12 @@ public final class SocketActor: Sendable {
         await finished.wait()
     }
 
+    /// Wakes the socket thread so it looks at the socket again (after `canAccept` turned true).
+    public func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
     /// Ends ``messages`` now (the consumer's loop finishes) while the socket keeps sending:
     /// a server stops taking requests at shutdown but still answers those in flight.
     public func finishMessages() { mailbox.finish() }
@@ -154,8 +166,8 @@ public final class SocketActor: Sendable {
             if q.stopped { return (false, false) }
             if case .stop = command { q.stopped = true }
             q.commands.append(command)
-            if q.signaled { return (false, true) }
-            q.signaled = true
+            guard q.asleep else { return (false, true) }
+            q.asleep = false
             return (true, true)
         }
         if !accepted, case .send = command { stats.dropped.add(1, ordering: .relaxed) }
@@ -178,7 +190,6 @@ public final class SocketActor: Sendable {
                 nextTick = clock.now + callbacks.tickInterval
             }
             let batch = queue.withLock { q -> Deque<Command> in
-                q.signaled = false
                 let b = q.commands
                 q.commands.removeAll(keepingCapacity: true)
                 return b
@@ -211,7 +222,15 @@ public final class SocketActor: Sendable {
                 let left = clock.now.duration(to: nextTick)
                 timeout = max(0, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
             }
-            poll(wantOut: !pending.isEmpty, timeoutMilliseconds: timeout)
+            // Only when nothing is queued does the thread sleep; producers signal the eventfd
+            // only then, so a busy socket costs no wake-up syscalls.
+            let idle = queue.withLock { q -> Bool in
+                if !q.commands.isEmpty { return false }
+                q.asleep = true
+                return true
+            }
+            poll(wantOut: !pending.isEmpty, timeoutMilliseconds: idle ? timeout : 0)
+            if idle { queue.withLock { $0.asleep = false } }
         }
         flush(&pending)
         socket.close(lingerMilliseconds: options.lingerMilliseconds)
@@ -235,7 +254,7 @@ public final class SocketActor: Sendable {
 
     private func receiveAvailable() {
         var count = 0
-        while count < 1024, callbacks != nil || mailbox.hasRoom {
+        while count < 1024, readable {
             let message: ReceivedMessage?
             do {
                 message = try socket.receive(maxFrameBytes: options.maxFrameBytes)
@@ -255,9 +274,15 @@ public final class SocketActor: Sendable {
         }
     }
 
+    /// Whether the consumer takes more messages now.
+    private var readable: Bool {
+        if let callbacks { return callbacks.canAccept?() ?? true }
+        return mailbox.hasRoom
+    }
+
     private func poll(wantOut: Bool, timeoutMilliseconds: Int) {
         var events: Int16 = 0
-        if callbacks != nil || mailbox.hasRoom { events |= Int16(ZMQ_POLLIN) }
+        if readable { events |= Int16(ZMQ_POLLIN) }
         if wantOut { events |= Int16(ZMQ_POLLOUT) }
         var items = [
             zmq_pollitem_t(socket: socket.handle, fd: 0, events: events, revents: 0),

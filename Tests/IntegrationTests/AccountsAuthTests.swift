@@ -8,13 +8,13 @@ import Testing
 /// Accounts and the gateway, end to end over HTTP.
 @Suite("Auth flows through the gateway")
 struct AccountsAuthTests {
-    func suite(accessTTL: String = "1h") async throws -> TestSuite {
-        let suite = try await TestSuite(label: "auth")
-        try suite.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_ACCESS_TTL": accessTTL], build: AccountsService.build)
-        try suite.start("gateway", migrations: nil) { runtime, _, _ in
-            try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
-        }
-        return suite
+    func withSuite(accessTTL: String = "1h", _ body: (TestSuite) async throws -> Void) async throws {
+        try await withTestSuite(label: "auth", start: { suite in
+            try suite.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_ACCESS_TTL": accessTTL], build: AccountsService.build)
+            try suite.start("gateway", migrations: nil) { runtime, _, _ in
+                try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
+            }
+        }, body)
     }
 
     func signup(_ s: TestSuite, _ email: String, password: String = "correct horse") async throws -> HTTPResult {
@@ -23,7 +23,7 @@ struct AccountsAuthTests {
 
     @Test("sign-up, duplicate email, login, wrong password, GET /v1/me")
     func signupLogin() async throws {
-        let s = try await suite()
+        try await withSuite { s in
         let created = try await signup(s, "lex@example.com")
         #expect(created.status == 201)
         let token = try #require(created.json["accessToken"]?.stringValue)
@@ -57,12 +57,12 @@ struct AccountsAuthTests {
         #expect(garbage.code == "CA012")
         let tampered = try await s.request(.GET, "/v1/me", token: String(token.dropLast(3)) + "AAA")
         #expect(tampered.status == 401)
-        await s.shutdown()
+        }
     }
 
     @Test("bad input gets 400 naming the field; nothing is created")
     func validation() async throws {
-        let s = try await suite()
+        try await withSuite { s in
         let cases: [([String: Any], String)] = [
             (["email": "not-an-email", "password": "long enough", "displayName": "A"], "email"),
             (["email": "a@example.com", "password": "short", "displayName": "A"], "password"),
@@ -102,12 +102,12 @@ struct AccountsAuthTests {
         #expect(good.json["settings"]?["defaultSnoozeMinutes"]?.intValue == 60)
         let cleared = try await s.request(.PATCH, "/v1/me", token: token, json: ["photoURL": NSNull()])
         #expect(cleared.json["photoURL"] == .null)
-        await s.shutdown()
+        }
     }
 
     @Test("refresh rotates; reusing a rotated refresh token revokes the whole session")
     func refreshRotation() async throws {
-        let s = try await suite()
+        try await withSuite { s in
         let created = try await signup(s, "r@example.com")
         let access1 = try #require(created.json["accessToken"]?.stringValue)
         let refresh1 = try #require(created.json["refreshToken"]?.stringValue)
@@ -135,12 +135,12 @@ struct AccountsAuthTests {
         #expect(login.status == 200)
         let unknownRefresh = try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": "made-up"])
         #expect(unknownRefresh.status == 401)
-        await s.shutdown()
+        }
     }
 
     @Test("an expired access token gets 401 CA012 and refresh gives a working one")
     func expiredAccessToken() async throws {
-        let s = try await suite(accessTTL: "1s")
+        try await withSuite(accessTTL: "1s") { s in
         let created = try await signup(s, "e@example.com")
         let access = try #require(created.json["accessToken"]?.stringValue)
         let refresh = try #require(created.json["refreshToken"]?.stringValue)
@@ -153,12 +153,12 @@ struct AccountsAuthTests {
         let renewed = try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": refresh])
         let fresh = try #require(renewed.json["accessToken"]?.stringValue)
         #expect(try await s.request(.GET, "/v1/me", token: fresh).status == 200)
-        await s.shutdown()
+        }
     }
 
     @Test("logout ends the session; devices; account deletion publishes accounts.user-deleted")
     func logoutDevicesDeletion() async throws {
-        let s = try await suite()
+        try await withSuite { s in
         let created = try await signup(s, "d@example.com")
         let access = try #require(created.json["accessToken"]?.stringValue)
         let uid = try #require(created.json["user"]?["uid"]?.stringValue)
@@ -198,6 +198,6 @@ struct AccountsAuthTests {
         let decoded = try Envelope.decode(Data(try #require(envelope).utf8))
         #expect(decoded.actor == uid)
         #expect(decoded.headers["traceparent"] != nil)
-        await s.shutdown()
+        }
     }
 }

@@ -36,7 +36,7 @@ final class RunningService: Sendable {
 final class TestSuite: Sendable {
     let databaseURL: String
     let ports: [ServiceDirectory.Name: (rpc: Int, pub: Int)]
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let http: HTTPClient
     let gatewayPort = Mutex<Int?>(nil)
     let running = Mutex<[RunningService]>([])
 
@@ -45,6 +45,8 @@ final class TestSuite: Sendable {
         var p: [ServiceDirectory.Name: (Int, Int)] = [:]
         for name in ServiceDirectory.Name.allCases { p[name] = (freePort(), freePort()) }
         ports = p
+        // Created last: an HTTPClient must be shut down, so nothing may throw after it exists.
+        http = HTTPClient(eventLoopGroupProvider: .singleton)
     }
 
     /// The environment shared by every service of this suite.
@@ -94,6 +96,19 @@ final class TestSuite: Sendable {
         for s in running.withLock({ $0 }).reversed() { await s.stop() }
         try? await http.shutdown()
     }
+}
+
+/// Runs `body` with a new suite and always shuts it down, even when the body throws.
+func withTestSuite(label: String, start: (TestSuite) throws -> Void, _ body: (TestSuite) async throws -> Void) async throws {
+    let suite = try await TestSuite(label: label)
+    do {
+        try start(suite)
+        try await body(suite)
+    } catch {
+        await suite.shutdown()
+        throw error
+    }
+    await suite.shutdown()
 }
 
 /// An HTTP response as tests look at it.

@@ -1,4 +1,5 @@
 import Foundation
+import Messaging
 import Synchronization
 import Tracing
 
@@ -117,7 +118,7 @@ public final class ChronirTracer: Tracer {
     }
 
     static func randomHex(bytes: Int) -> String {
-        var rng = SystemRandomNumberGenerator()
+        var rng = FastRandom()
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(bytes * 2)

@@ -1,0 +1,42 @@
+// swift-tools-version:6.2
+// Benchmarks of the Chronir backend (ordo-one/benchmark). Run with `make benchmarks`
+// or `cd Benchmarks && swift package benchmark`. Kept out of the main package so
+// `make test` does not build the benchmark tooling.
+import class Foundation.ProcessInfo
+import struct Foundation.URL
+import PackageDescription
+
+// The root package is referenced by path; its identity is its directory's name.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+let rootIdentity = root.lastPathComponent.lowercased()
+
+let package = Package(
+    name: "chronir-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        // RuntimeInterposer (the default's other trait) needs a package not available here.
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CZMQBench", path: "Sources/CZMQBench", pkgConfig: "libzmq"),
+        .executableTarget(
+            name: "RPCProfile",
+            dependencies: [.product(name: "Messaging", package: rootIdentity), .product(name: "ZMQ", package: rootIdentity)],
+            path: "Sources/RPCProfile"
+        ),
+        .executableTarget(
+            name: "MessagingBenchmarks",
+            dependencies: [
+                "CZMQBench",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Messaging", package: rootIdentity),
+                .product(name: "ZMQ", package: rootIdentity),
+            ],
+            path: "Benchmarks/MessagingBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)
