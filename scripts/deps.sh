@@ -7,11 +7,19 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null || need+=(postgresql-client)
 [ -e /usr/share/zoneinfo/America/New_York ] || need+=(tzdata)
-if [ ${#need[@]} -eq 0 ]; then exit 0; fi
-echo "installing: ${need[*]}" >&2
+command -v python3 >/dev/null || need+=(python3 python3-pip)
+command -v curl >/dev/null || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+echo "installing: ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get -y -qq --fix-broken install
 $SUDO apt-get install -y -qq "${need[@]}"
+fi
+# Python tooling the contract tests use.
+if ! python3 -c "import jsonschema, yaml, openapi_spec_validator" 2>/dev/null; then
+    python3 -m pip install -q jsonschema pyyaml openapi-spec-validator 2>/dev/null \
+        || python3 -m pip install -q --break-system-packages jsonschema pyyaml openapi-spec-validator
+fi

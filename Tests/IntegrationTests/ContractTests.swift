@@ -1,0 +1,79 @@
+import AccountsService
+import Foundation
+import GatewayService
+import Messaging
+import Support
+import Testing
+
+/// The contracts in `proto/` hold for what the code actually does.
+@Suite("Contracts")
+struct ContractTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("the OpenAPI document and schemas are valid, and real envelopes match the envelope schema")
+    func schemas() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("envelopes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let samples = [
+            Envelope(type: "alarms.alarm-upserted", source: "alarms/a1", actor: "u1",
+                     headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"], payload: Data(#"{"a":1}"#.utf8)),
+            Envelope(type: ReplyType.error, source: "alarms/a1", correlationId: UUIDv7.string(),
+                     payload: try JSONCoding.encode(ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31"))),
+            Envelope(type: "system.health", occurredAt: Date(timeIntervalSince1970: 1_772_355_600.5), source: "gateway/g", payload: Data("{}".utf8)),
+        ]
+        var paths: [String] = []
+        for (k, e) in samples.enumerated() {
+            let url = dir.appendingPathComponent("\(k).json")
+            try e.encoded().write(to: url)
+            paths.append(url.path)
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.root.appendingPathComponent("scripts/check_contracts.py").path] + paths
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+    }
+
+    /// (method, path) pairs of `proto/openapi.yaml`.
+    static func documentedOperations() throws -> [(String, String)] {
+        let text = try String(contentsOf: root.appendingPathComponent("proto/openapi.yaml"), encoding: .utf8)
+        var ops: [(String, String)] = []
+        var inPaths = false
+        var current: String?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.hasPrefix(" "), !line.isEmpty { break }
+            if line.hasPrefix("  /"), line.hasSuffix(":") { current = String(line.dropFirst(2).dropLast()); continue }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if let path = current, line.hasPrefix("    "), !line.hasPrefix("     "),
+               ["get:", "post:", "put:", "patch:", "delete:"].contains(trimmed) {
+                ops.append((String(trimmed.dropLast()).uppercased(), path))
+            }
+        }
+        return ops
+    }
+
+    @Test("every documented operation is routed by the gateway")
+    func documentedRoutesExist() async throws {
+        let ops = try Self.documentedOperations()
+        #expect(ops.count >= 10)
+        try await withTestSuite(label: "contracts", start: { suite in
+            try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
+            try suite.start("gateway", migrations: nil) { runtime, _, _ in
+                try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
+            }
+        }) { s in
+            for (method, path) in ops {
+                let concrete = path.replacingOccurrences(of: #"\{[^}]+\}"#, with: "x", options: .regularExpression)
+                let r = try await s.request(.init(rawValue: method), concrete, json: [String: Any]())
+                let unrouted = r.status == 404 && (r.json["message"]?.stringValue?.hasPrefix("no such route") ?? false)
+                #expect(!unrouted, "\(method) \(path) is documented but not routed")
+            }
+        }
+    }
+}
