@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "ZMQ", targets: ["ZMQ"]),
         .library(name: "Messaging", targets: ["Messaging"]),
+        .library(name: "Schedules", targets: ["Schedules"]),
         .executable(name: "accounts", targets: ["accounts"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .executable(name: "chronirctl", targets: ["chronirctl"]),
@@ -103,6 +104,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "Schedules",
+            path: "Shared/Schedules",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Contracts",
             dependencies: ["Messaging"],
             path: "Shared/Contracts",
@@ -178,7 +184,7 @@ let package = Package(
         .executableTarget(
             name: "chronirctl",
             dependencies: [
-                "ServiceKit", "Messaging", "Contracts",
+                "ServiceKit", "Messaging", "Contracts", "Schedules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/Chronirctl",
@@ -217,6 +223,12 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/IntegrationTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SchedulesTests",
+            dependencies: ["Schedules", "Messaging", "Support", "chronirctl"],
+            path: "Tests/SchedulesTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

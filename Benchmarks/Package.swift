@@ -22,6 +22,15 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CZMQBench", path: "Sources/CZMQBench", pkgConfig: "libzmq"),
         .executableTarget(
+            name: "ScheduleBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Schedules", package: rootIdentity),
+            ],
+            path: "Benchmarks/ScheduleBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "RPCProfile",
             dependencies: [.product(name: "Messaging", package: rootIdentity), .product(name: "ZMQ", package: rootIdentity)],
             path: "Sources/RPCProfile"

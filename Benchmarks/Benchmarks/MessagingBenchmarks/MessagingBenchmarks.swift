@@ -131,20 +131,22 @@ final class EnvelopeRig: Sendable {
         return start.duration(to: clock.now)
     }
 
-    /// Open-loop load at `rate` requests per second for `seconds`; latency of each round trip.
+    /// Open-loop load at `rate` requests per second for `seconds`, sent in 1 ms batches (the
+    /// timer granularity); latency of each round trip from the moment its batch was due.
     func pacedLatency(rate: Int, seconds: Int) async throws -> Histogram<UInt64> {
-        let total = rate * seconds
-        let interval = Duration.nanoseconds(1_000_000_000 / Int64(rate))
+        let perBatch = rate / 1000
+        let batches = seconds * 1000
         let clock = ContinuousClock()
-        let start = clock.now + .milliseconds(50)
+        let start = clock.now + .milliseconds(20)
         return try await withThrowingTaskGroup(of: UInt64.self) { group in
-            for i in 0..<total {
-                let due = start + interval * i
-                if clock.now < due { try await clock.sleep(until: due, tolerance: .microseconds(50)) }
-                group.addTask {
-                    let t0 = clock.now
-                    _ = try await self.client.call(Echo.self, sampleRequest, actor: "user-1")
-                    return UInt64(t0.duration(to: clock.now).nanoseconds / 1000)
+            for b in 0..<batches {
+                let due = start + .milliseconds(b)
+                if clock.now < due { try await clock.sleep(until: due, tolerance: .microseconds(100)) }
+                for _ in 0..<perBatch {
+                    group.addTask {
+                        _ = try await self.client.call(Echo.self, sampleRequest, actor: "user-1")
+                        return UInt64(max(0, due.duration(to: clock.now).nanoseconds / 1000))
+                    }
                 }
             }
             var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
