@@ -12,7 +12,7 @@ build:
 	swift build
 
 benchmarks:
-	cd Benchmarks && swift package benchmark
+	cd Benchmarks && swift package --disable-sandbox benchmark && swift build -c release --product rpc-bench && .build/release/rpc-bench
 
 clean:
 	rm -rf .build .run

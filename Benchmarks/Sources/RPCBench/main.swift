@@ -1,0 +1,37 @@
+// rpc-bench: request/reply throughput through the envelope + JSON path against raw libzmq
+// DEALER/ROUTER moving the same bytes, in one run, and round-trip latency at a paced rate.
+//   rpc-bench [--requests N] [--window W] [--rate R] [--seconds S] [--runs K]
+import Foundation
+import MessagingBench
+
+let args = CommandLine.arguments
+func option(_ name: String, _ fallback: Int) -> Int {
+    args.firstIndex(of: name).flatMap { Int(args[$0 + 1]) } ?? fallback
+}
+let requests = option("--requests", 40_000)
+let window = option("--window", 64)
+let rate = option("--rate", 10_000)
+let seconds = option("--seconds", 5)
+let runs = option("--runs", 5)
+
+var raw: [Int] = []
+var envelope: [Int] = []
+for _ in 0..<runs {
+    raw.append(perSecond(requests, rawRoundTrips(count: requests, window: window)))
+    let rig = try EnvelopeRig()
+    _ = try await rig.roundTrips(count: 2_000, window: window)
+    envelope.append(perSecond(requests, try await rig.roundTrips(count: requests, window: window)))
+    await rig.close()
+}
+let rawMedian = raw.sorted()[runs / 2]
+let envMedian = envelope.sorted()[runs / 2]
+print("round trips/s, window \(window), \(requests) per run, median of \(runs):")
+print("  raw libzmq DEALER/ROUTER, same bytes : \(rawMedian)   runs \(raw)")
+print("  envelope + JSON + RPCClient/RPCServer: \(envMedian)   runs \(envelope)")
+print(String(format: "  envelope / raw                       : %.1f %%", Double(envMedian) / Double(rawMedian) * 100))
+let rig = try EnvelopeRig()
+_ = try await rig.roundTrips(count: 2_000, window: 16)
+let h = try await rig.pacedLatency(rate: rate, seconds: seconds)
+print("latency at \(rate) requests/s for \(seconds) s (\(h.totalCount) requests): p50 \(h.valueAtPercentile(50)) µs, p90 \(h.valueAtPercentile(90)) µs, p99 \(h.valueAtPercentile(99)) µs, max \(h.max) µs")
+await rig.close()
+exit(0)
