@@ -110,7 +110,7 @@ let package = Package(
         ),
         .target(
             name: "Contracts",
-            dependencies: ["Messaging"],
+            dependencies: ["Messaging", "Schedules"],
             path: "Shared/Contracts",
             swiftSettings: swiftSettings
         ),
@@ -151,9 +151,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .target(
+            name: "AlarmsService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/Alarms/Sources",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "alarms",
-            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            dependencies: ["AlarmsService", "ServiceKit"],
             path: "Services/Alarms/Main",
             swiftSettings: swiftSettings
         ),
@@ -218,6 +227,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
+                "AlarmsService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -15,7 +15,7 @@ struct ContractTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("envelopes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let samples = [
-            Envelope(type: "alarms.alarm-upserted", source: "alarms/a1", actor: "u1",
+            Envelope(type: "test.sample-event", source: "alarms/a1", actor: "u1",
                      headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"], payload: Data(#"{"a":1}"#.utf8)),
             Envelope(type: ReplyType.error, source: "alarms/a1", correlationId: UUIDv7.string(),
                      payload: try JSONCoding.encode(ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31"))),
@@ -37,6 +37,58 @@ struct ContractTests {
         process.waitUntilExit()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(output)")
+    }
+
+    static func runChecker(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("scripts/check_contracts.py").path] + arguments
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    @Test("every event the services published matches its schema in proto/events")
+    func publishedEvents() async throws {
+        try await withTestSuite(label: "events", start: { try $0.startCore() }) { s in
+            let owner = try await s.signup("Owner")
+            let member = try await s.signup("Member")
+            try await s.setTier(owner, "premium")
+            let created = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
+                "title": "Shared", "sharedWith": [member.uid], "preAlarmOffsets": ["1d"], "assignedTo": member.uid,
+                "schedule": scheduleJSON("weekly", day: 2)])
+            let id = try #require(created.json["id"]?.stringValue)
+            _ = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: member.token, json: ["status": "completed"])
+            _ = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: owner.token, json: ["status": "skipped"])
+            _ = try await s.request(.PUT, "/v1/me/devices/d1", token: member.token, json: ["platform": "android", "pushToken": "t"])
+            _ = try await s.request(.DELETE, "/v1/me/devices/d1", token: member.token)
+            _ = try await s.request(.DELETE, "/v1/alarms/\(id)", token: owner.token)
+            _ = try await s.request(.POST, "/v1/auth/logout", token: owner.token)
+            _ = try await s.request(.DELETE, "/v1/me", token: member.token)
+            var lines: [String] = []
+            var types = Set<String>()
+            for schema in ["accounts", "alarms"] {
+                let envelopes = try await withDatabase(url: s.databaseURL, schema: schema) {
+                    try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
+                }
+                for e in envelopes {
+                    lines.append(e)
+                    types.insert(try Envelope.decode(Data(e.utf8)).type)
+                }
+            }
+            #expect(types.isSuperset(of: ["accounts.user-upserted", "accounts.user-deleted", "accounts.session-revoked",
+                                          "accounts.device-upserted", "accounts.device-removed", "alarms.alarm-upserted",
+                                          "alarms.alarm-deleted", "alarms.alarm-completed", "alarms.alarm-skipped"]), "\(types)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let (status, output) = try Self.runChecker(["--require-event-schemas", file.path])
+            #expect(status == 0, "\(output)")
+            #expect(output.contains("contracts ok (\(lines.count) envelopes)"), "\(output)")
+        }
     }
 
     /// (method, path) pairs of `proto/openapi.yaml`.

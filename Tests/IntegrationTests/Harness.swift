@@ -143,3 +143,6 @@ extension TestSuite {
         return HTTPResult(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: Data(buffer: bytes))
     }
 }
+
+/// NIO's HTTP method type, named for tests.
+typealias NIOHTTPMethodAlias = HTTPMethod

@@ -13,6 +13,11 @@ struct Gateway: Sendable {
         try await verifier.verify(authorization: request.headers[.authorization])
     }
 
+    /// Sends `payload` as request `type` and returns the reply payload.
+    func call(_ client: RPCClient, _ type: String, payload: Data, caller: Caller?) async throws -> Data {
+        try await client.callRaw(type: type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:]).payload
+    }
+
     /// Sends `payload` as request `type` to `client` on behalf of `caller` and answers with the
     /// reply payload as the JSON body.
     func forward(_ client: RPCClient, _ type: String, payload: Data = Data("{}".utf8), caller: Caller?,

@@ -25,6 +25,7 @@ public enum GatewayService {
         router.add(middleware: ErrorMiddleware())
         AuthRoutes.add(to: router, gateway: gateway)
         MeRoutes.add(to: router, gateway: gateway)
+        AlarmRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway)
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")

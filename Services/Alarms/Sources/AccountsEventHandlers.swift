@@ -1,0 +1,59 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import PostgresNIO
+
+/// What the alarms service takes from the accounts stream: display names (denormalized into
+/// completions) and account deletion (the user's alarms go, and they leave others' alarms).
+struct AccountsEventHandlers: Sendable {
+    let store: AlarmStore
+    let changes: AlarmChanges
+
+    var handlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(AccountsEvents.userUpserted, AccountsEvents.UserUpserted.self) { user, ctx, c in
+            try await c.query("""
+                INSERT INTO users (user_id, display_name, email, timezone) VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone))
+                ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone
+                """, logger: ctx.logger)
+        }
+        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { user, ctx, c in
+            try await deleteUser(user.uid, on: c)
+        }
+        return h
+    }
+
+    /// Deletes the user's own alarms (soft, then published: the scheduler stops them) and
+    /// removes the user from alarms shared with them.
+    func deleteUser(_ uid: String, on c: PostgresConnection) async throws {
+        let now = Date()
+        let owned = try await c.query("SELECT id FROM alarms WHERE owner_id = \(uid) AND deleted_at IS NULL", logger: store.logger).all(String.self)
+        for id in owned {
+            guard let a = try await store.lock(id, on: c) else { continue }
+            var n = a
+            n.deletedAt = now
+            n.isActive = false
+            n.version = a.version + 1
+            n.updatedAt = now
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: nil, on: c)
+        }
+        let shared = try await c.query("SELECT id FROM alarms WHERE \(uid) = ANY(shared_with) AND deleted_at IS NULL", logger: store.logger)
+            .all(String.self)
+        for id in shared {
+            guard let a = try await store.lock(id, on: c) else { continue }
+            var n = a
+            n.sharedWith.removeAll { $0 == uid }
+            n.isShared = !n.sharedWith.isEmpty
+            if n.assignedTo == uid { n.assignedTo = nil }
+            n.version = a.version + 1
+            n.updatedAt = now
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: nil, on: c)
+        }
+        try await c.query("DELETE FROM users WHERE user_id = \(uid)", logger: store.logger)
+        try await c.query("DELETE FROM user_tiers WHERE user_id = \(uid)", logger: store.logger)
+        try await c.query("DELETE FROM group_members WHERE user_id = \(uid)", logger: store.logger)
+    }
+}

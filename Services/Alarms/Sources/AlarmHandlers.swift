@@ -1,0 +1,236 @@
+import Contracts
+import Crypto
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+import Schedules
+
+/// Create, read, update and delete of alarms.
+struct AlarmHandlers: Sendable {
+    let store: AlarmStore
+    let changes: AlarmChanges
+    let outbox: OutboxWriter
+    /// Creations allowed per minute per user (§13.3).
+    let creationsPerMinute: Int
+
+    var database: Database { store.database }
+
+    func register(into router: inout RPCRouter) {
+        router.on(AlarmsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.Get.self) { req, ctx in try await get(req.id, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.Update.self) { req, ctx in try await update(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }
+    }
+
+    // MARK: Create
+
+    func create(_ req: AlarmCreate, actor: String) async throws -> AlarmCreated {
+        if let id = req.id { try AlarmRules.id(id) }
+        let id = req.id ?? UUIDv7.string()
+        let title = try AlarmRules.title(req.title)
+        try AlarmRules.text(req.note, field: "note", max: 500)
+        try AlarmRules.url(req.photoURL, field: "photoURL")
+        try AlarmRules.text(req.photoLocalPath, field: "photoLocalPath", max: 1024)
+        try AlarmRules.text(req.category, field: "category", max: 40)
+        try AlarmRules.text(req.soundId, field: "soundId", max: 64)
+        let snooze = req.snoozeDurationMinutes ?? 60
+        try AlarmRules.range(snooze, field: "snoozeDurationMinutes", 1...10_080)
+        let warningHours = req.preAlarmWarningHours ?? 24
+        try AlarmRules.range(warningHours, field: "preAlarmWarningHours", 1...168)
+        let offsets = try AlarmRules.offsets(req.preAlarmOffsets ?? [])
+        let compiled = try AlarmRules.compile(req.schedule)
+        var sharedWith = try AlarmRules.members(req.sharedWith ?? [], owner: actor)
+        var canonical = req
+        canonical.id = id
+        let fingerprint = SHA256.hash(data: try JSONCoding.encode(canonical)).map { String(format: "%02x", $0) }.joined()
+        let now = Date()
+        let next = compiled.next(after: now)
+
+        let result: AlarmCreated = try await database.transaction { c in
+            try await store.lockOwner(actor, on: c)
+            if let existing = try await store.fingerprint(id, on: c) {
+                guard existing.owner == actor, existing.fingerprint == fingerprint, let alarm = try await store.load(id, on: c) else {
+                    throw ServiceError(.alreadyExists, "an alarm with id \(id) already exists with a different body")
+                }
+                return AlarmCreated(alarm: alarm, created: false)
+            }
+            let recent = try await store.recentCreations(owner: actor, window: 60, on: c)
+            if recent.count >= creationsPerMinute {
+                let retry = max(1, Int(((recent.oldest ?? now).timeIntervalSince1970 + 60 - now.timeIntervalSince1970).rounded(.up)))
+                throw ServiceError(.rateLimited, "at most \(creationsPerMinute) alarms may be created per minute",
+                                   details: .object(["retryAfterSeconds": .number(Double(retry))]))
+            }
+            let tier = try await store.tier(of: actor, on: c)
+            if let group = req.groupId {
+                let role = try await store.groupRole(group: group, user: actor, on: c)
+                guard role == "owner" || role == "admin" else {
+                    throw ServiceError(.permissionDenied, "only the owner or an admin of group \(group) adds alarms to it")
+                }
+                sharedWith = Array(Set(sharedWith).union(try await store.groupMembers(group: group, on: c)).subtracting([actor])).sorted()
+            }
+            let alarm = Alarm(
+                id: id, ownerId: actor, title: title, note: req.note, photoURL: req.photoURL, photoLocalPath: req.photoLocalPath,
+                category: req.category, schedule: req.schedule, soundId: req.soundId ?? "default",
+                vibrationEnabled: req.vibrationEnabled ?? true, snoozeDurationMinutes: snooze,
+                preAlarmWarningEnabled: req.preAlarmWarningEnabled ?? true, preAlarmWarningHours: warningHours,
+                preAlarmOffsets: offsets, requireDismissAction: req.requireDismissAction ?? true,
+                isActive: (req.isActive ?? true) && next != nil, isPaused: req.isPaused ?? false, nextFireDate: next,
+                lastFiredDate: nil, lastCompletedDate: nil, isShared: !sharedWith.isEmpty, sharedWith: sharedWith,
+                groupId: req.groupId, assignedTo: req.assignedTo, createdAt: now, updatedAt: now, deletedAt: nil, version: 1
+            )
+            if let assignee = alarm.assignedTo, !alarm.members.contains(assignee) {
+                throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
+            }
+            try AlarmRules.checkTier(tier, alarm: alarm, previous: nil)
+            if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
+                throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+            }
+            try await store.insert(alarm, fingerprint: fingerprint, on: c)
+            try await changes.record(before: nil, after: alarm, actor: actor, on: c)
+            return AlarmCreated(alarm: alarm, created: true)
+        }
+        if result.created { outbox.committed() }
+        return result
+    }
+
+    // MARK: Read
+
+    func get(_ id: String, actor: String) async throws -> Alarm {
+        guard let alarm = try await store.load(id), alarm.isVisible(to: actor), alarm.deletedAt == nil else {
+            throw Self.notFound(id)
+        }
+        return alarm
+    }
+
+    static func notFound(_ id: String) -> ServiceError {
+        ServiceError(.alarmNotFound, "alarm \(id) not found")
+    }
+
+    /// Loads and locks an alarm the caller may see, or `CA006`.
+    func lockVisible(_ id: String, actor: String, on c: PostgresConnection) async throws -> Alarm {
+        guard let a = try await store.lock(id, on: c), a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(id) }
+        return a
+    }
+
+    static func checkVersion(_ expected: Int?, _ current: Alarm) throws {
+        if let expected, expected != current.version {
+            throw ServiceError(.syncConflict, "alarm \(current.id) is at version \(current.version), not \(expected)",
+                               details: try JSONValue.from(current))
+        }
+    }
+
+    // MARK: Update
+
+    func update(_ patch: AlarmPatch, actor: String) async throws -> Alarm {
+        let now = Date()
+        let updated: Alarm = try await database.transaction { c in
+            let a = try await lockVisible(patch.id, actor: actor, on: c)
+            let isOwner = a.ownerId == actor
+            var groupAdmin = false
+            if !isOwner, let g = a.groupId {
+                let role = try await store.groupRole(group: g, user: actor, on: c)
+                groupAdmin = role == "owner" || role == "admin"
+            }
+            guard isOwner || groupAdmin else {
+                throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
+            }
+            try Self.checkVersion(patch.version, a)
+            var n = a
+            if case .cleared = patch.title { throw ServiceError(.validationFailed, "title cannot be null") }
+            if let t = patch.title.value { n.title = try AlarmRules.title(t) }
+            if let v = patch.note.value { try AlarmRules.text(v, field: "note", max: 500) }
+            n.note = patch.note.applied(to: a.note)
+            if let v = patch.photoURL.value { try AlarmRules.url(v, field: "photoURL") }
+            n.photoURL = patch.photoURL.applied(to: a.photoURL)
+            if let v = patch.photoLocalPath.value { try AlarmRules.text(v, field: "photoLocalPath", max: 1024) }
+            n.photoLocalPath = patch.photoLocalPath.applied(to: a.photoLocalPath)
+            if let v = patch.category.value { try AlarmRules.text(v, field: "category", max: 40) }
+            n.category = patch.category.applied(to: a.category)
+            if let v = patch.soundId.value { try AlarmRules.text(v, field: "soundId", max: 64) }
+            n.soundId = try Self.required(patch.soundId, a.soundId, "soundId")
+            n.vibrationEnabled = try Self.required(patch.vibrationEnabled, a.vibrationEnabled, "vibrationEnabled")
+            n.snoozeDurationMinutes = try Self.required(patch.snoozeDurationMinutes, a.snoozeDurationMinutes, "snoozeDurationMinutes")
+            try AlarmRules.range(n.snoozeDurationMinutes, field: "snoozeDurationMinutes", 1...10_080)
+            n.preAlarmWarningEnabled = try Self.required(patch.preAlarmWarningEnabled, a.preAlarmWarningEnabled, "preAlarmWarningEnabled")
+            n.preAlarmWarningHours = try Self.required(patch.preAlarmWarningHours, a.preAlarmWarningHours, "preAlarmWarningHours")
+            try AlarmRules.range(n.preAlarmWarningHours, field: "preAlarmWarningHours", 1...168)
+            if let o = patch.preAlarmOffsets.value { n.preAlarmOffsets = try AlarmRules.offsets(o) }
+            if case .cleared = patch.preAlarmOffsets { n.preAlarmOffsets = [] }
+            n.requireDismissAction = try Self.required(patch.requireDismissAction, a.requireDismissAction, "requireDismissAction")
+            n.isPaused = try Self.required(patch.isPaused, a.isPaused, "isPaused")
+            n.isActive = try Self.required(patch.isActive, a.isActive, "isActive")
+            if patch.sharedWith.isPresent || patch.groupId.isPresent {
+                guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
+            }
+            if let members = patch.sharedWith.value { n.sharedWith = try AlarmRules.members(members, owner: a.ownerId) }
+            if case .cleared = patch.sharedWith { n.sharedWith = [] }
+            if let g = patch.groupId.value, g != a.groupId {
+                let role = try await store.groupRole(group: g, user: actor, on: c)
+                guard role == "owner" || role == "admin" else {
+                    throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
+                }
+                n.sharedWith = Array(Set(n.sharedWith).union(try await store.groupMembers(group: g, on: c)).subtracting([a.ownerId])).sorted()
+            }
+            n.groupId = patch.groupId.applied(to: a.groupId)
+            n.assignedTo = patch.assignedTo.applied(to: a.assignedTo)
+            if let assignee = n.assignedTo, !n.members.contains(assignee) {
+                throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
+            }
+            n.isShared = !n.sharedWith.isEmpty
+            var recompute = !a.isActive && n.isActive
+            if let schedule = patch.schedule.value {
+                n.schedule = schedule
+                recompute = true
+            }
+            if case .cleared = patch.schedule { throw ServiceError(.scheduleInvalid, "schedule cannot be null") }
+            if recompute {
+                let compiled = try AlarmRules.compile(n.schedule)
+                n.nextFireDate = compiled.next(after: now)
+                if n.nextFireDate == nil { n.isActive = false }
+            }
+            let tier = try await store.tier(of: a.ownerId, on: c)
+            try AlarmRules.checkTier(tier, alarm: n, previous: a)
+            if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {
+                try await store.lockOwner(a.ownerId, on: c)
+                if try await store.countActive(owner: a.ownerId, excluding: a.id, on: c) >= limit {
+                    throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+                }
+            }
+            n.version = a.version + 1
+            n.updatedAt = now
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: actor, on: c)
+            return n
+        }
+        outbox.committed()
+        return updated
+    }
+
+    static func required<T>(_ patch: Patch<T>, _ current: T, _ field: String) throws -> T {
+        if case .cleared = patch { throw ServiceError(.validationFailed, "\(field) cannot be null") }
+        return patch.value ?? current
+    }
+
+    // MARK: Delete
+
+    func delete(_ ref: AlarmRef, actor: String) async throws -> Alarm {
+        let deleted: Alarm = try await database.transaction { c in
+            let a = try await lockVisible(ref.id, actor: actor, on: c)
+            guard a.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner deletes alarm \(a.id)") }
+            try Self.checkVersion(ref.version, a)
+            var n = a
+            let now = Date()
+            n.deletedAt = now
+            n.isActive = false
+            n.updatedAt = now
+            n.version = a.version + 1
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: actor, on: c)
+            return n
+        }
+        outbox.committed()
+        return deleted
+    }
+}

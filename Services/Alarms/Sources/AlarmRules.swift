@@ -1,0 +1,89 @@
+import Contracts
+import Foundation
+import Messaging
+import Schedules
+
+/// Field limits and defaults of alarms; every failure names its field.
+enum AlarmRules {
+    static let idPattern = #"^[A-Za-z0-9_-]{8,64}$"#
+
+    static func title(_ raw: String) throws -> String {
+        let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !t.isEmpty else { throw ServiceError(.validationFailed, "title must not be empty") }
+        guard t.count <= 100 else { throw ServiceError(.validationFailed, "title must be at most 100 characters") }
+        return t
+    }
+
+    static func id(_ id: String) throws {
+        guard id.range(of: idPattern, options: .regularExpression) != nil else {
+            throw ServiceError(.validationFailed, "id must be 8–64 letters, digits, '-' or '_'")
+        }
+    }
+
+    static func text(_ value: String?, field: String, max: Int) throws {
+        if let v = value, v.count > max { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
+    }
+
+    static func url(_ value: String?, field: String) throws {
+        guard let v = value else { return }
+        guard v.count <= 2048, let u = URL(string: v), let s = u.scheme, ["http", "https"].contains(s), u.host != nil else {
+            throw ServiceError(.validationFailed, "\(field) must be an http(s) URL")
+        }
+    }
+
+    static func range(_ value: Int, field: String, _ r: ClosedRange<Int>) throws {
+        guard r.contains(value) else { throw ServiceError(.validationFailed, "\(field) must be \(r.lowerBound)–\(r.upperBound)") }
+    }
+
+    static func offsets(_ values: [String]) throws -> [String] {
+        for v in values where PreAlarmOffset.all[v] == nil {
+            throw ServiceError(.validationFailed, "preAlarmOffsets contains \"\(v)\"; allowed: 7d, 3d, 1d, 1h")
+        }
+        return Array(Set(values)).sorted { PreAlarmOffset.all[$0]! > PreAlarmOffset.all[$1]! }
+    }
+
+    static func members(_ values: [String], owner: String) throws -> [String] {
+        var seen = Set<String>()
+        var out: [String] = []
+        for v in values {
+            guard !v.isEmpty, v.count <= 64 else { throw ServiceError(.validationFailed, "sharedWith must contain user ids") }
+            if v != owner, seen.insert(v).inserted { out.append(v) }
+        }
+        guard out.count <= 20 else { throw ServiceError(.validationFailed, "sharedWith may list at most 20 users") }
+        return out
+    }
+
+    /// Compiles the schedule, turning a schedule error into `CA008`.
+    static func compile(_ schedule: Schedule) throws -> CompiledSchedule {
+        do {
+            return try schedule.compile()
+        } catch let e as ScheduleError {
+            throw ServiceError(.scheduleInvalid, e.message)
+        }
+    }
+
+    /// The tier rules of §1.2, §7 and US-8.1, applied to what a write adds: a downgraded user
+    /// keeps notes, warnings and shared members they already have, but cannot add more.
+    static func checkTier(_ tier: Tier, alarm a: Alarm, previous p: Alarm?) throws {
+        if tier < .plus {
+            if let note = a.note, !note.isEmpty, note != p?.note { throw ServiceError(.tierRequired, "notes need Plus") }
+            if let photo = a.photoURL, photo != p?.photoURL { throw ServiceError(.tierRequired, "photo attachments need Plus") }
+            if !Set(a.preAlarmOffsets).isSubset(of: Set(p?.preAlarmOffsets ?? [])) {
+                throw ServiceError(.tierRequired, "extended pre-alarm warnings (7d, 3d, 1d, 1h) need Plus")
+            }
+            if a.preAlarmWarningEnabled && a.preAlarmWarningHours != 24 && a.preAlarmWarningHours != p?.preAlarmWarningHours {
+                throw ServiceError(.tierRequired, "pre-alarm warnings other than 24 hours need Plus")
+            }
+        }
+        if tier < .premium {
+            let gained = Set(a.sharedWith).subtracting(p?.sharedWith ?? [])
+            if !gained.isEmpty { throw ServiceError(.tierRequired, "sharing alarms needs Premium") }
+            if let g = a.groupId, g != p?.groupId { throw ServiceError(.tierRequired, "group alarms need Premium") }
+        }
+    }
+}
+
+extension Tier {
+    /// Active alarms allowed (nil: unlimited).
+    var activeAlarmLimit: Int? { self == .free ? 2 : nil }
+}

@@ -1,0 +1,131 @@
+import Contracts
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import PostgresNIO
+
+/// SQL of the alarms schema.
+struct AlarmStore: Sendable {
+    let database: Database
+    var logger: Logger { database.logger }
+
+    // MARK: Alarms
+
+    func load(_ id: String, on c: PostgresConnection) async throws -> Alarm? {
+        let rows = try await c.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)", logger: logger)
+        return try await AlarmRow.decodeAll(rows).first
+    }
+
+    func load(_ id: String) async throws -> Alarm? {
+        try await AlarmRow.decodeAll(database.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)")).first
+    }
+
+    /// Loads and row-locks an alarm for the rest of the transaction.
+    func lock(_ id: String, on c: PostgresConnection) async throws -> Alarm? {
+        let rows = try await c.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id) FOR UPDATE", logger: logger)
+        return try await AlarmRow.decodeAll(rows).first
+    }
+
+    /// The fingerprint of the body that created an alarm.
+    func fingerprint(_ id: String, on c: PostgresConnection) async throws -> (owner: String, fingerprint: String)? {
+        let rows = try await c.query("SELECT owner_id, create_fingerprint FROM alarms WHERE id = \(id)", logger: logger)
+        for try await (o, f) in rows.decode((String, String).self) { return (o, f) }
+        return nil
+    }
+
+    func insert(_ a: Alarm, fingerprint: String, on c: PostgresConnection) async throws {
+        let schedule = String(decoding: try JSONCoding.encode(a.schedule), as: UTF8.self)
+        try await c.query("""
+            INSERT INTO alarms (id, owner_id, title, note, photo_url, photo_local_path, category, schedule, schedule_type, sound_id,
+                vibration_enabled, snooze_duration_minutes, pre_alarm_warning_enabled, pre_alarm_warning_hours, pre_alarm_offsets,
+                require_dismiss_action, is_active, is_paused, next_fire_date, shared_with, group_id, assigned_to, create_fingerprint,
+                created_at, updated_at, version)
+            VALUES (\(a.id), \(a.ownerId), \(a.title), \(a.note), \(a.photoURL), \(a.photoLocalPath), \(a.category), \(schedule)::jsonb,
+                \(a.schedule.type), \(a.soundId), \(a.vibrationEnabled), \(Int32(a.snoozeDurationMinutes)), \(a.preAlarmWarningEnabled),
+                \(Int32(a.preAlarmWarningHours)), \(a.preAlarmOffsets), \(a.requireDismissAction), \(a.isActive), \(a.isPaused),
+                \(a.nextFireDate), \(a.sharedWith), \(a.groupId), \(a.assignedTo), \(fingerprint), \(a.createdAt), \(a.updatedAt),
+                \(Int32(a.version)))
+            """, logger: logger)
+    }
+
+    /// Writes every mutable column of `a` (its version already incremented).
+    func update(_ a: Alarm, on c: PostgresConnection) async throws {
+        let schedule = String(decoding: try JSONCoding.encode(a.schedule), as: UTF8.self)
+        try await c.query("""
+            UPDATE alarms SET title = \(a.title), note = \(a.note), photo_url = \(a.photoURL), photo_local_path = \(a.photoLocalPath),
+                category = \(a.category), schedule = \(schedule)::jsonb, schedule_type = \(a.schedule.type), sound_id = \(a.soundId),
+                vibration_enabled = \(a.vibrationEnabled), snooze_duration_minutes = \(Int32(a.snoozeDurationMinutes)),
+                pre_alarm_warning_enabled = \(a.preAlarmWarningEnabled), pre_alarm_warning_hours = \(Int32(a.preAlarmWarningHours)),
+                pre_alarm_offsets = \(a.preAlarmOffsets), require_dismiss_action = \(a.requireDismissAction), is_active = \(a.isActive),
+                is_paused = \(a.isPaused), next_fire_date = \(a.nextFireDate), last_fired_date = \(a.lastFiredDate),
+                last_completed_date = \(a.lastCompletedDate), shared_with = \(a.sharedWith), group_id = \(a.groupId),
+                assigned_to = \(a.assignedTo), updated_at = \(a.updatedAt), deleted_at = \(a.deletedAt), version = \(Int32(a.version))
+            WHERE id = \(a.id)
+            """, logger: logger)
+    }
+
+    /// Serializes writes of one owner's alarms (limits and rate limits are per owner).
+    func lockOwner(_ owner: String, on c: PostgresConnection) async throws {
+        let key = "alarms.owner.\(owner)"
+        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+    }
+
+    func countActive(owner: String, excluding id: String? = nil, on c: PostgresConnection) async throws -> Int {
+        let rows = try await c.query("""
+            SELECT count(*)::int FROM alarms WHERE owner_id = \(owner) AND is_active AND deleted_at IS NULL AND id <> \(id ?? "")
+            """, logger: logger)
+        return try await rows.first(Int.self) ?? 0
+    }
+
+    /// Creations by `owner` within the last `window` seconds and the oldest of them.
+    func recentCreations(owner: String, window: Int, on c: PostgresConnection) async throws -> (count: Int, oldest: Date?) {
+        let rows = try await c.query("""
+            SELECT count(*)::int, min(created_at) FROM alarms WHERE owner_id = \(owner) AND created_at > now() - make_interval(secs => \(window))
+            """, logger: logger)
+        for try await (n, oldest) in rows.decode((Int, Date?).self) { return (n, oldest) }
+        return (0, nil)
+    }
+
+    // MARK: Read models
+
+    func tier(of user: String, on c: PostgresConnection) async throws -> Tier {
+        let rows = try await c.query("SELECT tier FROM user_tiers WHERE user_id = \(user)", logger: logger)
+        return try await rows.first(String.self).flatMap(Tier.init(rawValue:)) ?? .free
+    }
+
+    func displayName(of user: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT display_name FROM users WHERE user_id = \(user)", logger: logger).first(String.self)
+    }
+
+    func groupRole(group: String, user: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    }
+
+    func groupMembers(group: String, on c: PostgresConnection) async throws -> [String] {
+        try await c.query("SELECT user_id FROM group_members WHERE group_id = \(group) ORDER BY user_id", logger: logger).all(String.self)
+    }
+
+    // MARK: The delta feed
+
+    /// Records that `alarmId` changed for everyone who saw it before or sees it now; those who
+    /// lost it (or all, when deleted) get a tombstone. Per-user heads are locked in a fixed
+    /// order, so numbers are assigned in commit order per user and a cursor never skips one.
+    func bumpFeed(alarmId: String, before: [String], after: [String], deleted: Bool, on c: PostgresConnection) async throws {
+        let users = Array(Set(before).union(after)).sorted()
+        guard !users.isEmpty else { return }
+        let now = Set(after)
+        let removed = users.map { deleted || !now.contains($0) }
+        try await c.query("""
+            WITH bumped AS (
+                INSERT INTO feed_heads (user_id, last_seq) SELECT u, 1 FROM unnest(\(users)::text[]) AS u ORDER BY u
+                ON CONFLICT (user_id) DO UPDATE SET last_seq = feed_heads.last_seq + 1
+                RETURNING user_id, last_seq
+            )
+            INSERT INTO feed_entries (user_id, alarm_id, seq, removed)
+            SELECT b.user_id, \(alarmId), b.last_seq, r.removed
+            FROM bumped b JOIN unnest(\(users)::text[], \(removed)::boolean[]) AS r(user_id, removed) ON r.user_id = b.user_id
+            ON CONFLICT (user_id, alarm_id) DO UPDATE SET seq = excluded.seq, removed = excluded.removed
+            """, logger: logger)
+    }
+}

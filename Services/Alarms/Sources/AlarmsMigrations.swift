@@ -1,0 +1,110 @@
+import Outbox
+import Persistence
+
+/// The alarms schema, in order.
+enum AlarmsMigrations {
+    static let all: [Migration] = [
+        OutboxSchema.migration,
+        Migration(2, "alarms, completions, delta feed, read models", [
+            """
+            CREATE TABLE alarms (
+                id text PRIMARY KEY,
+                owner_id text NOT NULL,
+                title text NOT NULL,
+                note text,
+                photo_url text,
+                photo_local_path text,
+                category text,
+                schedule jsonb NOT NULL,
+                schedule_type text NOT NULL,
+                sound_id text NOT NULL,
+                vibration_enabled boolean NOT NULL,
+                snooze_duration_minutes integer NOT NULL,
+                pre_alarm_warning_enabled boolean NOT NULL,
+                pre_alarm_warning_hours integer NOT NULL,
+                pre_alarm_offsets text[] NOT NULL DEFAULT '{}',
+                require_dismiss_action boolean NOT NULL,
+                is_active boolean NOT NULL,
+                is_paused boolean NOT NULL,
+                next_fire_date timestamptz,
+                last_fired_date timestamptz,
+                last_completed_date timestamptz,
+                shared_with text[] NOT NULL DEFAULT '{}',
+                group_id text,
+                assigned_to text,
+                create_fingerprint text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now(),
+                deleted_at timestamptz,
+                version integer NOT NULL DEFAULT 1
+            )
+            """,
+            // §4.2 and Appendix A: one index per query variant.
+            "CREATE INDEX alarms_owner_next ON alarms (owner_id, next_fire_date, id) WHERE deleted_at IS NULL",
+            "CREATE INDEX alarms_owner_active_next ON alarms (owner_id, next_fire_date, id) WHERE deleted_at IS NULL AND is_active",
+            "CREATE INDEX alarms_shared_with ON alarms USING gin (shared_with) WHERE deleted_at IS NULL",
+            "CREATE INDEX alarms_group_next ON alarms (group_id, next_fire_date, id) WHERE deleted_at IS NULL AND group_id IS NOT NULL",
+            "CREATE INDEX alarms_owner_created ON alarms (owner_id, created_at)",
+            "CREATE INDEX alarms_deleted ON alarms (deleted_at) WHERE deleted_at IS NOT NULL",
+            """
+            CREATE TABLE completions (
+                id text PRIMARY KEY,
+                alarm_id text NOT NULL,
+                user_id text,
+                user_display_name text,
+                status text NOT NULL,
+                scheduled_date timestamptz NOT NULL,
+                completed_at timestamptz NOT NULL,
+                note text,
+                on_time boolean NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (alarm_id, scheduled_date)
+            )
+            """,
+            "CREATE INDEX completions_alarm_completed ON completions (alarm_id, completed_at DESC, id DESC)",
+            "CREATE INDEX completions_alarm_scheduled ON completions (alarm_id, scheduled_date DESC)",
+            // The delta feed: per user, the latest change number of each alarm they saw change.
+            """
+            CREATE TABLE feed_heads (
+                user_id text PRIMARY KEY,
+                last_seq bigint NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE feed_entries (
+                user_id text NOT NULL,
+                alarm_id text NOT NULL,
+                seq bigint NOT NULL,
+                removed boolean NOT NULL,
+                PRIMARY KEY (user_id, alarm_id)
+            )
+            """,
+            "CREATE INDEX feed_entries_user_seq ON feed_entries (user_id, seq)",
+            // Read models fed by other services' events (or the admin request, for tiers).
+            """
+            CREATE TABLE user_tiers (
+                user_id text PRIMARY KEY,
+                tier text NOT NULL,
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE users (
+                user_id text PRIMARY KEY,
+                display_name text NOT NULL,
+                email text NOT NULL,
+                timezone text NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE group_members (
+                group_id text NOT NULL,
+                user_id text NOT NULL,
+                role text NOT NULL,
+                PRIMARY KEY (group_id, user_id)
+            )
+            """,
+            "CREATE INDEX group_members_user ON group_members (user_id)",
+        ]),
+    ]
+}

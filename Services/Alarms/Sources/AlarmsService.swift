@@ -1,0 +1,38 @@
+import Foundation
+import Messaging
+import Persistence
+import ServiceKit
+
+/// The alarms service: alarms and schedules, completions, sharing rules, tier limits, sync.
+public enum AlarmsService {
+    /// The schema migrations, applied at start.
+    public static let migrations = AlarmsMigrations.all
+
+    /// Builds the running parts (used by `main` and by tests).
+    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
+        guard let database else { throw ServiceEnvironment.Invalid("alarms needs a database") }
+        var parts = parts
+        let env = runtime.environment
+        var router = RPCRouter()
+        let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
+        let store = AlarmStore(database: database)
+        let changes = AlarmChanges(store: store, outbox: outbox.writer)
+        let missedWindow = try env.duration("CHRONIR_MISSED_WINDOW", .seconds(7200))
+        AlarmHandlers(store: store, changes: changes, outbox: outbox.writer,
+                      creationsPerMinute: try env.int("CHRONIR_ALARM_CREATIONS_PER_MINUTE", 5, in: 1...100_000))
+            .register(into: &router)
+        AlarmQueryHandlers(store: store).register(into: &router)
+        CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)
+        ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
+        TierHandlers(store: store, changes: changes, outbox: outbox.writer).register(into: &router)
+
+        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
+                                                  database: database)
+        parts.services.append(outbox.relay)
+        parts.services.append(accounts.subscriber)
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        parts.closers.append(outbox.close)
+        parts.closers.append { await accounts.replay.close() }
+        return parts
+    }
+}

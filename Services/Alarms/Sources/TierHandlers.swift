@@ -1,0 +1,51 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// The user-tier read model and what a downgrade does to alarms (§9.4: deactivate alarms
+/// beyond the limit, never delete them). Fed by an internal request until billing publishes
+/// entitlements.
+struct TierHandlers: Sendable {
+    let store: AlarmStore
+    let changes: AlarmChanges
+    let outbox: OutboxWriter
+
+    func register(into router: inout RPCRouter) {
+        router.on(AlarmsMethods.SetTier.self) { req, _ in
+            guard let tier = Tier(rawValue: req.tier) else { throw ServiceError(.validationFailed, "tier must be free, plus or premium") }
+            let deactivated = try await store.database.transaction { c in try await apply(tier, to: req.userId, actor: nil, on: c) }
+            outbox.committed()
+            return .init(tier: tier.rawValue, deactivated: deactivated)
+        }
+    }
+
+    /// Records `tier` for `user` and enforces its alarm limit; returns the deactivated alarms.
+    func apply(_ tier: Tier, to user: String, actor: String?, on c: PostgresConnection) async throws -> [String] {
+        try await store.lockOwner(user, on: c)
+        try await c.query("""
+            INSERT INTO user_tiers (user_id, tier) VALUES (\(user), \(tier.rawValue))
+            ON CONFLICT (user_id) DO UPDATE SET tier = excluded.tier, updated_at = now()
+            """, logger: store.logger)
+        guard let limit = tier.activeAlarmLimit else { return [] }
+        // Keep the `limit` alarms due soonest; deactivate the rest.
+        let ids = try await c.query("""
+            SELECT id FROM alarms WHERE owner_id = \(user) AND is_active AND deleted_at IS NULL
+            ORDER BY next_fire_date ASC NULLS LAST, created_at ASC OFFSET \(limit)
+            """, logger: store.logger).all(String.self)
+        var deactivated: [String] = []
+        for id in ids {
+            guard let a = try await store.lock(id, on: c) else { continue }
+            var n = a
+            n.isActive = false
+            n.version = a.version + 1
+            n.updatedAt = Date()
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: actor, on: c)
+            deactivated.append(id)
+        }
+        return deactivated
+    }
+}

@@ -1,0 +1,122 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Messaging
+
+/// `/v1/alarms…`: alarms, the delta feed, completions, exports.
+enum AlarmRoutes {
+    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+        router.post("/v1/alarms") { request, _ in
+            let caller = try await g.caller(request)
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            let created = try JSONCoding.decoder().decode(AlarmCreated.self, from: reply)
+            return try alarmResponse(created.alarm, status: created.created ? .created : .ok)
+        }
+        router.get("/v1/alarms") { request, _ in
+            let caller = try await g.caller(request)
+            let params = request.uri.queryParameters
+            if let since = params.get("since") {
+                var feed: [String: JSONValue] = ["since": .string(since)]
+                if let limit = try HTTPSupport.int(request, "limit", in: 1...1000) { feed["limit"] = .number(Double(limit)) }
+                return try await g.forward(g.clients.alarms, AlarmsMethods.Feed.type, payload: JSONCoding.encode(feed), caller: caller)
+            }
+            var query: [String: JSONValue] = [:]
+            for key in ["scope", "groupId", "when", "type", "q", "cursor"] {
+                if let v = params.get(key) { query[key] = .string(v) }
+            }
+            if let active = params.get("active") {
+                guard active == "true" || active == "false" else { throw ServiceError(.validationFailed, "active must be true or false") }
+                query["active"] = .bool(active == "true")
+            }
+            if let limit = try HTTPSupport.int(request, "limit", in: 1...200) { query["limit"] = .number(Double(limit)) }
+            return try await g.forward(g.clients.alarms, AlarmsMethods.List.type, payload: JSONCoding.encode(query), caller: caller)
+        }
+        router.get("/v1/alarms/:id") { request, context in
+            let caller = try await g.caller(request)
+            let ref = AlarmRef(id: try context.parameters.require("id"))
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Get.type, payload: JSONCoding.encode(ref), caller: caller)
+            return try alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
+        }
+        router.patch("/v1/alarms/:id") { request, context in
+            let caller = try await g.caller(request)
+            var extra: [String: JSONValue] = ["id": .string(try context.parameters.require("id"))]
+            if let version = try ifMatch(request) { extra["version"] = .number(Double(version)) }
+            let payload = try await HTTPSupport.payload(request, adding: extra)
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Update.type, payload: payload, caller: caller)
+            return try alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
+        }
+        router.delete("/v1/alarms/:id") { request, context in
+            let caller = try await g.caller(request)
+            let ref = AlarmRef(id: try context.parameters.require("id"), version: try ifMatch(request))
+            _ = try await g.call(g.clients.alarms, AlarmsMethods.Delete.type, payload: JSONCoding.encode(ref), caller: caller)
+            return Response(status: .noContent)
+        }
+        router.post("/v1/alarms/:id/completions") { request, context in
+            let caller = try await g.caller(request)
+            let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Complete.type, payload: payload, caller: caller)
+            let recorded = try JSONCoding.decoder().decode(CompletionRecorded.self, from: reply)
+            return HTTPSupport.json(reply, status: recorded.created ? .created : .ok)
+        }
+        router.get("/v1/alarms/:id/completions") { request, context in
+            let caller = try await g.caller(request)
+            return try await g.forward(g.clients.alarms, AlarmsMethods.Completions.type,
+                                       payload: try completionQuery(request, id: try context.parameters.require("id")), caller: caller)
+        }
+        router.get("/v1/alarms/:id/completions.csv") { request, context in
+            let caller = try await g.caller(request)
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.CompletionsCSV.type,
+                                         payload: try completionQuery(request, id: try context.parameters.require("id")), caller: caller)
+            return try document(reply)
+        }
+        // Completions are immutable (§11): changing or deleting one is refused for everyone.
+        for method in [HTTPRequest.Method.patch, .delete, .put] {
+            router.on("/v1/alarms/:id/completions/:completionId", method: method) { request, context -> Response in
+                let caller = try await g.caller(request)
+                let ref = AlarmRef(id: try context.parameters.require("id"))
+                _ = try await g.call(g.clients.alarms, AlarmsMethods.Get.type, payload: JSONCoding.encode(ref), caller: caller)
+                throw ServiceError(.permissionDenied, "completions are immutable")
+            }
+        }
+        router.get("/v1/alarms/:id/calendar.ics") { request, context in
+            let caller = try await g.caller(request)
+            let payload = try JSONCoding.encode(AlarmsMethods.Calendar.Request(alarmId: try context.parameters.require("id")))
+            return try document(try await g.call(g.clients.alarms, AlarmsMethods.Calendar.type, payload: payload, caller: caller))
+        }
+        router.get("/v1/me/calendar.ics") { request, _ in
+            let caller = try await g.caller(request)
+            let payload = try JSONCoding.encode(AlarmsMethods.Calendar.Request())
+            return try document(try await g.call(g.clients.alarms, AlarmsMethods.Calendar.type, payload: payload, caller: caller))
+        }
+    }
+
+    /// The alarm with its version as the entity tag.
+    static func alarmResponse(_ alarm: Alarm, status: HTTPResponse.Status) throws -> Response {
+        HTTPSupport.json(try JSONCoding.encode(alarm), status: status, headers: [.eTag: "\"\(alarm.version)\""])
+    }
+
+    /// The version an `If-Match` header asks for (`"3"`, `W/"3"` or `3`).
+    static func ifMatch(_ request: Request) throws -> Int? {
+        guard let raw = request.headers[.ifMatch] else { return nil }
+        let trimmed = raw.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "W/", with: "").trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        guard let v = Int(trimmed) else { throw ServiceError(.validationFailed, "If-Match must be the alarm's version, e.g. \"3\"") }
+        return v
+    }
+
+    static func completionQuery(_ request: Request, id: String) throws -> Data {
+        let params = request.uri.queryParameters
+        var query: [String: JSONValue] = ["alarmId": .string(id)]
+        for key in ["userId", "status", "from", "to", "cursor"] {
+            if let v = params.get(key) { query[key] = .string(v) }
+        }
+        if let limit = try HTTPSupport.int(request, "limit", in: 1...500) { query["limit"] = .number(Double(limit)) }
+        return try JSONCoding.encode(query)
+    }
+
+    static func document(_ reply: Data) throws -> Response {
+        let doc = try JSONCoding.decoder().decode(TextDocument.self, from: reply)
+        return Response(status: .ok, headers: [.contentType: doc.contentType,
+                                               .contentDisposition: "attachment; filename=\"\(doc.filename)\""],
+                        body: .init(byteBuffer: .init(string: doc.body)))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Schedules
+
+/// Events of the `alarms` stream (JSON Schemas in `proto/events/`).
+public enum AlarmsEvents {
+    /// An alarm was created or changed (also: deactivated, paused, rescheduled).
+    public static let alarmUpserted = "alarms.alarm-upserted"
+    /// An alarm was deleted (soft).
+    public static let alarmDeleted = "alarms.alarm-deleted"
+    /// An occurrence was marked complete.
+    public static let alarmCompleted = "alarms.alarm-completed"
+    /// An occurrence was skipped.
+    public static let alarmSkipped = "alarms.alarm-skipped"
+    /// An occurrence passed its window unmarked (logged `missed`).
+    public static let alarmMissed = "alarms.alarm-missed"
+    /// An occurrence was snoozed.
+    public static let alarmSnoozed = "alarms.alarm-snoozed"
+
+    /// What the scheduler, notifications and invitations need of an alarm.
+    public struct AlarmState: Codable, Sendable, Equatable {
+        public var id: String
+        public var ownerId: String
+        public var title: String
+        public var schedule: Schedule
+        /// The pending occurrence (null: ended).
+        public var nextFireDate: Date?
+        public var isActive: Bool
+        public var isPaused: Bool
+        public var deleted: Bool
+        /// Warning offsets in minutes, already filtered by the owner's tier (24 h = 1440 for all).
+        public var preAlarmOffsetsMinutes: [Int]
+        /// Everyone who sees the alarm: owner and shared members.
+        public var members: [String]
+        /// Who is alerted when it fires: the assignee, or every member when unassigned.
+        public var alertMembers: [String]
+        public var groupId: String?
+        public var assignedTo: String?
+        public var snoozeDurationMinutes: Int
+        public var version: Int
+
+        public init(id: String, ownerId: String, title: String, schedule: Schedule, nextFireDate: Date?, isActive: Bool,
+                    isPaused: Bool, deleted: Bool, preAlarmOffsetsMinutes: [Int], members: [String], alertMembers: [String],
+                    groupId: String?, assignedTo: String?, snoozeDurationMinutes: Int, version: Int) {
+            self.id = id
+            self.ownerId = ownerId
+            self.title = title
+            self.schedule = schedule
+            self.nextFireDate = nextFireDate
+            self.isActive = isActive
+            self.isPaused = isPaused
+            self.deleted = deleted
+            self.preAlarmOffsetsMinutes = preAlarmOffsetsMinutes
+            self.members = members
+            self.alertMembers = alertMembers
+            self.groupId = groupId
+            self.assignedTo = assignedTo
+            self.snoozeDurationMinutes = snoozeDurationMinutes
+            self.version = version
+        }
+    }
+
+    /// Payload of completed/skipped/missed.
+    public struct OccurrenceMarked: Codable, Sendable, Equatable {
+        public var alarm: AlarmState
+        public var completionId: String
+        public var status: String
+        public var scheduledDate: Date
+        public var completedAt: Date
+        /// Who marked it (null for missed).
+        public var userId: String?
+        public var userDisplayName: String?
+
+        public init(alarm: AlarmState, completionId: String, status: String, scheduledDate: Date, completedAt: Date,
+                    userId: String?, userDisplayName: String?) {
+            self.alarm = alarm
+            self.completionId = completionId
+            self.status = status
+            self.scheduledDate = scheduledDate
+            self.completedAt = completedAt
+            self.userId = userId
+            self.userDisplayName = userDisplayName
+        }
+    }
+}

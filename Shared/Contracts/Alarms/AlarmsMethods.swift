@@ -1,0 +1,92 @@
+import Foundation
+import Messaging
+
+/// The requests the alarms service answers.
+public enum AlarmsMethods {
+    public struct Create: RPCMethod {
+        public typealias Request = AlarmCreate
+        public typealias Response = AlarmCreated
+        public static let type = "alarms.create"
+    }
+
+    public struct Get: RPCMethod {
+        public typealias Request = AlarmRef
+        public typealias Response = Alarm
+        public static let type = "alarms.get"
+    }
+
+    public struct Update: RPCMethod {
+        public typealias Request = AlarmPatch
+        public typealias Response = Alarm
+        public static let type = "alarms.update"
+    }
+
+    public struct Delete: RPCMethod {
+        public typealias Request = AlarmRef
+        public typealias Response = Alarm
+        public static let type = "alarms.delete"
+    }
+
+    public struct List: RPCMethod {
+        public typealias Request = AlarmListQuery
+        public typealias Response = AlarmPage
+        public static let type = "alarms.list"
+    }
+
+    public struct Feed: RPCMethod {
+        public typealias Request = AlarmFeedQuery
+        public typealias Response = AlarmFeedPage
+        public static let type = "alarms.feed"
+    }
+
+    public struct Complete: RPCMethod {
+        public typealias Request = CompletionCreate
+        public typealias Response = CompletionRecorded
+        public static let type = "alarms.complete"
+    }
+
+    public struct Completions: RPCMethod {
+        public typealias Request = CompletionQuery
+        public typealias Response = CompletionPage
+        public static let type = "alarms.completions"
+    }
+
+    public struct CompletionsCSV: RPCMethod {
+        public typealias Request = CompletionQuery
+        public typealias Response = TextDocument
+        public static let type = "alarms.completions-csv"
+    }
+
+    /// One alarm's iCalendar feed (`alarmId` set) or all the caller's alarms (empty).
+    public struct Calendar: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var alarmId: String?
+            public init(alarmId: String? = nil) { self.alarmId = alarmId }
+        }
+        public typealias Response = TextDocument
+        public static let type = "alarms.calendar"
+    }
+
+    /// Internal: sets a user's tier while billing does not exist or for operators
+    /// (`chronirctl tier set`). Not routed by the gateway.
+    public struct SetTier: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var userId: String
+            public var tier: String
+            public init(userId: String, tier: String) {
+                self.userId = userId
+                self.tier = tier
+            }
+        }
+        public struct Response: Codable, Sendable {
+            public var tier: String
+            /// Alarms deactivated by a downgrade.
+            public var deactivated: [String]
+            public init(tier: String, deactivated: [String]) {
+                self.tier = tier
+                self.deactivated = deactivated
+            }
+        }
+        public static let type = "alarms.admin.set-tier"
+    }
+}

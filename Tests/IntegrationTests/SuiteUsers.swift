@@ -1,0 +1,75 @@
+import AccountsService
+import AlarmsService
+import Contracts
+import Foundation
+import GatewayService
+import Messaging
+import ServiceKit
+import Support
+import ZMQ
+
+/// A signed-up user of a test suite.
+struct TestUser: Sendable {
+    let uid: String
+    let token: String
+    let email: String
+}
+
+extension TestSuite {
+    /// Starts accounts, alarms and the gateway (alarm creation limited to `creationsPerMinute`).
+    func startCore(creationsPerMinute: Int = 1000) throws {
+        try start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
+        try start("alarms", migrations: AlarmsService.migrations,
+                  extra: ["CHRONIR_ALARM_CREATIONS_PER_MINUTE": String(creationsPerMinute)], build: AlarmsService.build)
+        try start("gateway", migrations: nil) { runtime, _, _ in
+            try GatewayService.build(runtime: runtime) { port in self.gatewayPort.withLock { $0 = port } }
+        }
+    }
+
+    /// Signs a user up through the API.
+    func signup(_ name: String, timezone: String = "UTC") async throws -> TestUser {
+        let email = "\(name.lowercased())-\(UInt32.random(in: 0...UInt32.max))@example.com"
+        let r = try await request(.POST, "/v1/auth/signup", json: ["email": email, "password": "correct horse", "displayName": name, "timezone": timezone])
+        guard r.status == 201, let token = r.json["accessToken"]?.stringValue, let uid = r.json["user"]?["uid"]?.stringValue else {
+            throw TestSetupError("signup failed: \(r.status) \(r.text)")
+        }
+        return TestUser(uid: uid, token: token, email: email)
+    }
+
+    /// Sends a request straight to a service over ZeroMQ (internal requests the gateway does not route).
+    func rpc<M: RPCMethod>(_ service: ServiceDirectory.Name, _ method: M.Type, _ request: M.Request, actor: String? = nil) async throws -> M.Response {
+        let context = ZMQContext()
+        let client = try RPCClient(context: context, target: service.rawValue, endpoints: ["tcp://127.0.0.1:\(ports[service]!.rpc)"],
+                                   source: "tests/1", telemetry: .discarding())
+        do {
+            let response = try await client.call(method, request, actor: actor, timeout: .seconds(10))
+            await client.close()
+            context.terminate()
+            return response
+        } catch {
+            await client.close()
+            context.terminate()
+            throw error
+        }
+    }
+
+    /// Sets a user's tier through the alarms service's internal request.
+    @discardableResult
+    func setTier(_ user: TestUser, _ tier: String) async throws -> AlarmsMethods.SetTier.Response {
+        try await rpc(.alarms, AlarmsMethods.SetTier.self, .init(userId: user.uid, tier: tier))
+    }
+}
+
+/// A schedule JSON object for requests.
+func scheduleJSON(_ type: String = "monthly", day: Int = 1, time: String = "09:00", zone: String = "UTC",
+                  start: String = "2026-01-01T00:00:00Z") -> [String: Any] {
+    var s: [String: Any] = ["type": type, "timeOfDay": time, "timezone": zone, "startDate": start]
+    switch type {
+    case "monthly": s["dayOfMonth"] = day; s["monthlyType"] = "fixed"
+    case "weekly": s["daysOfWeek"] = [day]
+    case "custom": s["intervalDays"] = day
+    case "annual": s["month"] = 1; s["dayOfMonthAnnual"] = day
+    default: break
+    }
+    return s
+}
