@@ -63,19 +63,19 @@ public struct Schedule: Codable, Sendable, Equatable, Hashable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(type, forKey: .type)
-        try c.encode(daysOfWeek, forKey: .daysOfWeek)
-        try c.encode(dayOfMonth, forKey: .dayOfMonth)
-        try c.encode(monthlyType, forKey: .monthlyType)
-        try c.encode(relativeWeek, forKey: .relativeWeek)
-        try c.encode(relativeDayOfWeek, forKey: .relativeDayOfWeek)
-        try c.encode(month, forKey: .month)
-        try c.encode(dayOfMonthAnnual, forKey: .dayOfMonthAnnual)
-        try c.encode(intervalDays, forKey: .intervalDays)
-        try c.encode(interval, forKey: .interval)
+        try c.encodeNullable(daysOfWeek, forKey: .daysOfWeek)
+        try c.encodeNullable(dayOfMonth, forKey: .dayOfMonth)
+        try c.encodeNullable(monthlyType, forKey: .monthlyType)
+        try c.encodeNullable(relativeWeek, forKey: .relativeWeek)
+        try c.encodeNullable(relativeDayOfWeek, forKey: .relativeDayOfWeek)
+        try c.encodeNullable(month, forKey: .month)
+        try c.encodeNullable(dayOfMonthAnnual, forKey: .dayOfMonthAnnual)
+        try c.encodeNullable(intervalDays, forKey: .intervalDays)
+        try c.encodeNullable(interval, forKey: .interval)
         try c.encode(timeOfDay, forKey: .timeOfDay)
         try c.encode(timezone, forKey: .timezone)
         try c.encode(startDate, forKey: .startDate)
-        try c.encode(endDate, forKey: .endDate)
+        try c.encodeNullable(endDate, forKey: .endDate)
     }
 }
 
@@ -93,4 +93,12 @@ public struct ScheduleError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     public var description: String { message }
+}
+
+extension KeyedEncodingContainer {
+    /// An optional as its value or `null`, through the concrete overloads (cheaper than the
+    /// generic encode of an `Optional`).
+    mutating func encodeNullable<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
 }

@@ -219,8 +219,11 @@ public final class SocketActor: Sendable {
             receiveAvailable()
             var timeout: Int = -1
             if callbacks?.onTick != nil {
+                // Round up: a remainder under a millisecond must not become a 0 ms poll, or the
+                // thread spins until the tick is due.
                 let left = clock.now.duration(to: nextTick)
-                timeout = max(0, Int(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+                let nanos = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
+                timeout = nanos <= 0 ? 0 : Int((nanos + 999_999) / 1_000_000)
             }
             // Only when nothing is queued does the thread sleep; producers signal the eventfd
             // only then, so a busy socket costs no wake-up syscalls.

@@ -43,15 +43,15 @@ public struct User: Codable, Sendable, Equatable {
         try c.encode(uid, forKey: .uid)
         try c.encode(email, forKey: .email)
         try c.encode(displayName, forKey: .displayName)
-        try c.encode(photoURL, forKey: .photoURL)
+        try c.encodeNullable(photoURL, forKey: .photoURL)
         try c.encode(tier, forKey: .tier)
         try c.encode(createdAt, forKey: .createdAt)
         try c.encode(updatedAt, forKey: .updatedAt)
-        try c.encode(migratedAt, forKey: .migratedAt)
+        try c.encodeNullable(migratedAt, forKey: .migratedAt)
         try c.encode(settings, forKey: .settings)
-        try c.encode(platform, forKey: .platform)
-        try c.encode(appVersion, forKey: .appVersion)
-        try c.encode(fcmToken, forKey: .fcmToken)
+        try c.encodeNullable(platform, forKey: .platform)
+        try c.encodeNullable(appVersion, forKey: .appVersion)
+        try c.encodeNullable(fcmToken, forKey: .fcmToken)
     }
 }
 
