@@ -50,7 +50,7 @@ public final class RPCClient: Sendable {
         options.lingerMilliseconds = 0
         let callbacks = SocketActor.Callbacks(
             tickInterval: .milliseconds(5),
-            onTick: { [weak self] in self?.expireDeadlines() },
+            onTick: { [weak self] in self?.expireDeadlines() ?? false },
             onMessage: { [weak self] message in self?.receive(message) }
         )
         socketStorage = try SocketActor(context: context, options: options, name: "rpc->\(target)", callbacks: callbacks)
@@ -217,19 +217,22 @@ public final class RPCClient: Sendable {
         c.resume(returning: reply)
     }
 
-    private func expireDeadlines() {
+    /// Fails requests past their deadline; returns whether any request still waits.
+    private func expireDeadlines() -> Bool {
         let now = clock.now
-        let expired = state.withLock { s -> [(String, CheckedContinuation<Envelope, any Error>)] in
+        let (expired, waiting) = state.withLock { s -> ([(String, CheckedContinuation<Envelope, any Error>)], Bool) in
             var out: [(String, CheckedContinuation<Envelope, any Error>)] = []
             while let top = s.deadlines.min, top.at <= now {
                 s.deadlines.removeMin()
                 if let c = s.pending.removeValue(forKey: top.id) { out.append((top.id, c)) }
             }
-            return out
+            if s.pending.isEmpty { s.deadlines = Heap() }
+            return (out, !s.pending.isEmpty)
         }
         for (_, c) in expired {
             c.resume(throwing: ServiceError(.deadlineExceeded, "\(target) did not answer in time"))
         }
+        return waiting
     }
 }
 

@@ -34,15 +34,17 @@ public final class SocketActor: Sendable {
     public struct Callbacks: Sendable {
         /// Called for each received message, on the socket thread.
         public var onMessage: @Sendable (ReceivedMessage) -> Void
-        /// Called about every `tickInterval`, on the socket thread (deadline sweeps).
-        public var onTick: (@Sendable () -> Void)?
+        /// Called about every `tickInterval`, on the socket thread (deadline sweeps). Returns
+        /// whether more ticks are needed; when false the thread sleeps until the next command
+        /// (a send) instead of waking every interval.
+        public var onTick: (@Sendable () -> Bool)?
         /// How often `onTick` runs.
         public var tickInterval: Duration
         /// Asked before reading: false stops reading (libzmq queues, then pushes back on peers)
         /// until ``SocketActor/wake()`` is called.
         public var canAccept: (@Sendable () -> Bool)?
 
-        public init(tickInterval: Duration = .milliseconds(10), onTick: (@Sendable () -> Void)? = nil,
+        public init(tickInterval: Duration = .milliseconds(10), onTick: (@Sendable () -> Bool)? = nil,
                     canAccept: (@Sendable () -> Bool)? = nil,
                     onMessage: @escaping @Sendable (ReceivedMessage) -> Void) {
             self.onMessage = onMessage
@@ -184,15 +186,20 @@ public final class SocketActor: Sendable {
         var running = true
         let clock = ContinuousClock()
         var nextTick = clock.now + (callbacks?.tickInterval ?? .seconds(3600))
+        var ticking = callbacks?.onTick != nil
         while running {
-            if let callbacks, let onTick = callbacks.onTick, clock.now >= nextTick {
-                onTick()
+            if ticking, let callbacks, let onTick = callbacks.onTick, clock.now >= nextTick {
+                ticking = onTick()
                 nextTick = clock.now + callbacks.tickInterval
             }
             let batch = queue.withLock { q -> Deque<Command> in
                 let b = q.commands
                 q.commands.removeAll(keepingCapacity: true)
                 return b
+            }
+            if !batch.isEmpty, callbacks?.onTick != nil, !ticking {
+                ticking = true
+                nextTick = clock.now + callbacks!.tickInterval
             }
             for command in batch {
                 switch command {
@@ -218,7 +225,7 @@ public final class SocketActor: Sendable {
             if !running { break }
             receiveAvailable()
             var timeout: Int = -1
-            if callbacks?.onTick != nil {
+            if ticking {
                 // Round up: a remainder under a millisecond must not become a 0 ms poll, or the
                 // thread spins until the tick is due.
                 let left = clock.now.duration(to: nextTick)
