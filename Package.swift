@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ZMQ", targets: ["ZMQ"]),
         .library(name: "Messaging", targets: ["Messaging"]),
         .library(name: "Schedules", targets: ["Schedules"]),
+        .library(name: "TimingWheel", targets: ["TimingWheel"]),
         .executable(name: "accounts", targets: ["accounts"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .executable(name: "chronirctl", targets: ["chronirctl"]),
@@ -36,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -104,6 +106,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "TimingWheel",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")],
+            path: "Shared/TimingWheel",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Schedules",
             path: "Shared/Schedules",
             swiftSettings: swiftSettings
@@ -166,9 +174,18 @@ let package = Package(
             path: "Services/Alarms/Main",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "SchedulerService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules", "TimingWheel",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Services/Scheduler/Sources",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "scheduler",
-            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            dependencies: ["SchedulerService", "ServiceKit"],
             path: "Services/Scheduler/Main",
             swiftSettings: swiftSettings
         ),
@@ -239,6 +256,12 @@ let package = Package(
             name: "SchedulesTests",
             dependencies: ["Schedules", "Messaging", "Support", "chronirctl"],
             path: "Tests/SchedulesTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "TimingWheelTests",
+            dependencies: ["TimingWheel"],
+            path: "Tests/TimingWheelTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

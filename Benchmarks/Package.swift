@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // RuntimeInterposer (the default's other trait) needs a package not available here.
         // The malloc interposer it needs adds a cost to every allocation, so the messaging
         // figures are also taken by `rpc-bench`, a plain executable (see MessagingBench).
@@ -30,6 +31,16 @@ let package = Package(
                 .product(name: "Schedules", package: rootIdentity),
             ],
             path: "Benchmarks/ScheduleBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "TimingWheelBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TimingWheel", package: rootIdentity),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            path: "Benchmarks/TimingWheelBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .target(

@@ -82,3 +82,24 @@ public enum AlarmsEvents {
         }
     }
 }
+
+extension AlarmsEvents {
+    /// Payload of ``alarmSnoozed``.
+    public struct Snoozed: Codable, Sendable, Equatable {
+        public var alarm: AlarmState
+        public var occurrenceAt: Date
+        /// When the alarm fires again.
+        public var refireAt: Date
+        /// Consecutive snoozes of this occurrence (1–3).
+        public var snoozeCount: Int
+        public var userId: String
+
+        public init(alarm: AlarmState, occurrenceAt: Date, refireAt: Date, snoozeCount: Int, userId: String) {
+            self.alarm = alarm
+            self.occurrenceAt = occurrenceAt
+            self.refireAt = refireAt
+            self.snoozeCount = snoozeCount
+            self.userId = userId
+        }
+    }
+}

@@ -90,3 +90,30 @@ public enum AlarmsMethods {
         public static let type = "alarms.admin.set-tier"
     }
 }
+
+extension AlarmsMethods {
+    /// `POST /v1/alarms/{id}/snooze {minutes}`: re-fire the pending occurrence later.
+    public struct Snooze: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var alarmId: String
+            public var minutes: Int
+            public init(alarmId: String, minutes: Int) {
+                self.alarmId = alarmId
+                self.minutes = minutes
+            }
+        }
+        public struct Response: Codable, Sendable {
+            public var alarm: Alarm
+            public var occurrenceAt: Date
+            public var refireAt: Date
+            public var snoozeCount: Int
+            public init(alarm: Alarm, occurrenceAt: Date, refireAt: Date, snoozeCount: Int) {
+                self.alarm = alarm
+                self.occurrenceAt = occurrenceAt
+                self.refireAt = refireAt
+                self.snoozeCount = snoozeCount
+            }
+        }
+        public static let type = "alarms.snooze"
+    }
+}

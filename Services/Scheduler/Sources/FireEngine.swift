@@ -1,0 +1,232 @@
+import Foundation
+import Histogram
+import Logging
+import Messaging
+import ServiceLifecycle
+import Synchronization
+import TimingWheel
+
+/// The replica's clock of due timers: a timing wheel holding the timers of its partitions due
+/// within the horizon, fed from the timers table, firing what comes due in batched
+/// transactions (``TimerStore/fire(ids:owned:missed:)``).
+final class FireEngine: Service, Sendable {
+    private let store: TimerStore
+    private let config: SchedulerConfig
+    private let telemetry: Telemetry
+    private let wheel: Mutex<TimingWheel>
+    private let owned = Mutex<[Int: Int64]>([:])
+    private let due = WakeSignal()
+    private let load = WakeSignal()
+    private let lastSeen = Atomic<Int64>(-1)
+    private let loadedUntil = Atomic<Int64>(0)
+    private let pendingTakeovers = Mutex<[Int: Int64]>([:])
+    private let lateness = Mutex(LatenessWindow())
+    private let inFlight = AsyncSemaphore(2)
+
+    init(store: TimerStore, config: SchedulerConfig, telemetry: Telemetry) {
+        self.store = store
+        self.config = config
+        self.telemetry = telemetry
+        self.wheel = Mutex(TimingWheel(now: nowMilliseconds(), tick: max(1, config.tick.milliseconds)))
+    }
+
+    /// Timers held in memory.
+    var timersInWheel: Int { wheel.withLock { $0.count } }
+
+    /// JSON of this replica's figures, written with each lease heartbeat.
+    func statsJSON() -> String {
+        let s = lateness.withLock { $0.snapshot() }
+        let wheelCount = timersInWheel
+        let bytes = wheel.withLock { $0.bytesPerTimer }
+        return #"{"timersInWheel":\#(wheelCount),"bytesPerTimer":\#(Int(bytes)),"firesLastMinute":\#(s.count),"latenessP50Ms":\#(s.p50),"latenessP99Ms":\#(s.p99),"latenessMaxMs":\#(s.max)}"#
+    }
+
+    /// Called by the lease manager when partitions come and go.
+    func partitionsChanged(acquired: [Int: Int64], lost: [Int]) {
+        owned.withLock { o in
+            for p in lost { o[p] = nil }
+            o.merge(acquired) { _, new in new }
+        }
+        if !acquired.isEmpty {
+            pendingTakeovers.withLock { $0.merge(acquired) { _, new in new } }
+            load.signal()
+        }
+    }
+
+    /// Asks the loader to look for new timers now (after this process wrote some).
+    func timersChanged() { load.signal() }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.tickLoop() }
+                group.addTask { await self.loadLoop() }
+            }
+        }
+    }
+
+    // MARK: - Firing
+
+    private func tickLoop() async {
+        while !Task.isCancelled {
+            let now = nowMilliseconds()
+            let dueNow = wheel.withLock { $0.advance(to: now) }
+            if !dueNow.isEmpty { await fire(dueNow.map { Int64(bitPattern: $0.key) }, missed: []) }
+            let next = wheel.withLock { $0.nextExpiration } ?? (now + 1000)
+            let wait = max(1, min(next - nowMilliseconds(), 1000))
+            await due.wait(timeout: .milliseconds(wait))
+        }
+    }
+
+    /// Fires `ids` in batches, two transactions at a time.
+    private func fire(_ ids: [Int64], missed: Set<Int64>) async {
+        let snapshot = owned.withLock { $0 }
+        await withTaskGroup(of: Void.self) { group in
+            var start = 0
+            while start < ids.count {
+                let batch = Array(ids[start..<min(ids.count, start + config.batch)])
+                start += config.batch
+                await inFlight.acquire()
+                group.addTask {
+                    defer { self.inFlight.release() }
+                    await self.fireBatch(batch, owned: snapshot, missed: missed)
+                }
+            }
+        }
+    }
+
+    private func fireBatch(_ ids: [Int64], owned: [Int: Int64], missed: Set<Int64>) async {
+        var delay = Duration.milliseconds(50)
+        for attempt in 0..<8 {
+            do {
+                let result = try await store.fire(ids: ids, owned: owned, missed: missed)
+                let now = nowMilliseconds()
+                lateness.withLock { w in for f in result.fired { w.record(now - f.due) } }
+                for f in result.fired {
+                    telemetry.timer("chronir_scheduler_fire_lateness_seconds", [("kind", f.kind)]).recordMilliseconds(now - f.due)
+                }
+                telemetry.counter("chronir_scheduler_fires_total").increment(by: result.fired.count)
+                if result.skipped > 0 { telemetry.counter("chronir_scheduler_fires_skipped_total").increment(by: result.skipped) }
+                return
+            } catch {
+                telemetry.logger.warning("fire batch failed; retrying", metadata: ["attempt": "\(attempt)", "timers": "\(ids.count)",
+                                                                                   "error": "\(String(reflecting: error))"])
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
+        // The timers stay in the table: the next takeover or top-up finds them again.
+        telemetry.logger.error("fire batch abandoned after retries; timers remain pending", metadata: ["timers": "\(ids.count)"])
+    }
+
+    // MARK: - Loading
+
+    private func loadLoop() async {
+        var nextTopUp = ContinuousClock.now
+        while !Task.isCancelled {
+            do {
+                if lastSeen.load(ordering: .relaxed) < 0 {
+                    lastSeen.store(try await store.maxTimerID(), ordering: .relaxed)
+                    loadedUntil.store(nowMilliseconds() + config.horizon.milliseconds, ordering: .relaxed)
+                }
+                try await takeOver()
+                try await loadNew()
+                if ContinuousClock.now >= nextTopUp {
+                    try await topUp()
+                    nextTopUp = ContinuousClock.now + .seconds(30)
+                }
+            } catch {
+                if Task.isCancelled { break }
+                telemetry.logger.warning("loading timers failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            await load.wait(timeout: config.poll)
+        }
+    }
+
+    private func schedule(_ timers: [TimerStore.Pending]) {
+        guard !timers.isEmpty else { return }
+        wheel.withLock { w in for t in timers { w.schedule(key: UInt64(bitPattern: t.id), at: t.due) } }
+        due.signal()
+    }
+
+    /// Timers written since the last look, in owned partitions, within the horizon.
+    private func loadNew() async throws {
+        let parts = Array(owned.withLock { $0.keys })
+        guard !parts.isEmpty else { return }
+        let after = lastSeen.load(ordering: .relaxed)
+        let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
+        let found = try await store.newTimers(after: after, partitions: parts, until: until)
+        if let maxID = found.map(\.id).max() { lastSeen.store(max(after, maxID), ordering: .relaxed) }
+        schedule(found)
+    }
+
+    /// Moves the horizon forward: timers that came within reach since the last top-up.
+    private func topUp() async throws {
+        let parts = Array(owned.withLock { $0.keys })
+        let from = loadedUntil.load(ordering: .relaxed)
+        let until = nowMilliseconds() + config.horizon.milliseconds
+        guard until > from else { return }
+        if !parts.isEmpty {
+            schedule(try await store.timers(partitions: parts, from: Date(timeIntervalSince1970: Double(from) / 1000),
+                                            until: Date(timeIntervalSince1970: Double(until) / 1000)))
+        }
+        loadedUntil.store(until, ordering: .relaxed)
+    }
+
+    /// Newly acquired partitions: everything due within the horizon. Overdue fires within the
+    /// grace window fire at once; older ones are recorded as missed.
+    private func takeOver() async throws {
+        let taken = pendingTakeovers.withLock { t -> [Int: Int64] in
+            let c = t
+            t = [:]
+            return c
+        }
+        guard !taken.isEmpty else { return }
+        let now = nowMilliseconds()
+        let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
+        let timers = try await store.timers(partitions: Array(taken.keys), from: nil, until: until)
+        let graceStart = now - config.grace.milliseconds
+        let tooOld = timers.filter { $0.due < graceStart && $0.kind != "missed" }
+        let overdue = timers.filter { $0.due <= now }.count
+        telemetry.logger.info("took over partitions", metadata: ["partitions": "\(taken.count)", "timers": "\(timers.count)",
+                                                               "overdue": "\(overdue)", "pastGrace": "\(tooOld.count)"])
+        if !tooOld.isEmpty {
+            let ids = tooOld.map(\.id)
+            await fire(ids, missed: Set(ids))
+        }
+        let tooOldIDs = Set(tooOld.map(\.id))
+        schedule(timers.filter { !tooOldIDs.contains($0.id) })
+    }
+}
+
+/// Fire lateness over the last minute (HdrHistogram, milliseconds).
+struct LatenessWindow {
+    var histogram = Histogram<UInt64>(highestTrackableValue: 3_600_000, numberOfSignificantValueDigits: .three)
+    var started = ContinuousClock.now
+    var previous: (count: Int, p50: Double, p99: Double, max: Double) = (0, 0, 0, 0)
+
+    mutating func rotate() {
+        if ContinuousClock.now - started >= .seconds(60) {
+            previous = current()
+            histogram.reset()
+            started = ContinuousClock.now
+        }
+    }
+
+    mutating func record(_ ms: Int64) {
+        rotate()
+        histogram.record(UInt64(max(0, ms)))
+    }
+
+    func current() -> (count: Int, p50: Double, p99: Double, max: Double) {
+        guard histogram.totalCount > 0 else { return (0, 0, 0, 0) }
+        return (Int(histogram.totalCount), Double(histogram.valueAtPercentile(50)), Double(histogram.valueAtPercentile(99)), Double(histogram.max))
+    }
+
+    /// The current minute, or the last full one when the current is empty.
+    mutating func snapshot() -> (count: Int, p50: Double, p99: Double, max: Double) {
+        rotate()
+        let c = current()
+        return c.count > 0 ? c : previous
+    }
+}

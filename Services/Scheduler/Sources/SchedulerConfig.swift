@@ -1,0 +1,60 @@
+import Foundation
+import ServiceKit
+
+/// The scheduler's settings (environment, with defaults).
+struct SchedulerConfig: Sendable {
+    /// Partitions of the alarm-id space (`CHRONIR_SCHEDULER_PARTITIONS`, default 256; fixed per deployment).
+    var partitions: Int
+    /// Lease renewal period (`CHRONIR_LEASE_HEARTBEAT`, 1 s).
+    var heartbeat: Duration
+    /// Lease length (`CHRONIR_LEASE_DURATION`, 5 s).
+    var leaseDuration: Duration
+    /// Fires held in memory ahead of time (`CHRONIR_SCHEDULER_HORIZON`, 1 h).
+    var horizon: Duration
+    /// After a takeover, overdue fires younger than this still fire (`CHRONIR_FIRE_GRACE`, 15 min).
+    var grace: Duration
+    /// An occurrence not completed within this is missed (`CHRONIR_MISSED_WINDOW`, 2 h).
+    var missedWindow: Duration
+    /// Wheel tick (`CHRONIR_WHEEL_TICK`, 10 ms).
+    var tick: Duration
+    /// How often new timers are looked for (`CHRONIR_TIMER_POLL`, 100 ms).
+    var poll: Duration
+    /// Timers fired per transaction (`CHRONIR_FIRE_BATCH`, 2 000).
+    var batch: Int
+
+    init(environment e: ServiceEnvironment) throws {
+        partitions = try e.int("CHRONIR_SCHEDULER_PARTITIONS", 256, in: 1...65_536)
+        heartbeat = try e.duration("CHRONIR_LEASE_HEARTBEAT", .seconds(1))
+        leaseDuration = try e.duration("CHRONIR_LEASE_DURATION", .seconds(5))
+        horizon = try e.duration("CHRONIR_SCHEDULER_HORIZON", .seconds(3600))
+        grace = try e.duration("CHRONIR_FIRE_GRACE", .seconds(900))
+        missedWindow = try e.duration("CHRONIR_MISSED_WINDOW", .seconds(7200))
+        tick = try e.duration("CHRONIR_WHEEL_TICK", .milliseconds(10))
+        poll = try e.duration("CHRONIR_TIMER_POLL", .milliseconds(100))
+        batch = try e.int("CHRONIR_FIRE_BATCH", 2_000, in: 1...50_000)
+        guard leaseDuration > heartbeat * 2 else {
+            throw ServiceEnvironment.Invalid("CHRONIR_LEASE_DURATION must be more than twice CHRONIR_LEASE_HEARTBEAT")
+        }
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}
+
+/// Stable partitioning of alarm ids (FNV-1a 64): the same id lands in the same partition in
+/// every process and release.
+enum Partitioning {
+    static func partition(of alarmId: String, partitions: Int) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in alarmId.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return Int(hash % UInt64(partitions))
+    }
+}
+
+/// Wall-clock milliseconds since the epoch.
+func nowMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }

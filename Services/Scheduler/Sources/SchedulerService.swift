@@ -1,0 +1,45 @@
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import ServiceKit
+
+/// The scheduler: partition leases across replicas, a timing wheel of due fires, exactly-once
+/// fire records, pre-alarm warnings, snoozes, missed windows and completion fan-out.
+public enum SchedulerService {
+    /// The schema migrations, applied at start.
+    public static let migrations = SchedulerMigrations.all
+
+    /// Builds the running parts (used by `main` and by tests).
+    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
+        guard let database else { throw ServiceEnvironment.Invalid("the scheduler needs a database") }
+        var parts = parts
+        let config = try SchedulerConfig(environment: runtime.environment)
+        var router = RPCRouter()
+        // A scaled producer: its replicas push events to the stable consumers' request sockets.
+        let consumers = try runtime.environment.list("CHRONIR_SCHEDULER_PUSH_TO", ["notifications", "alarms"]).map { name in
+            guard let service = ServiceDirectory.Name(rawValue: name) else {
+                throw ServiceEnvironment.Invalid("CHRONIR_SCHEDULER_PUSH_TO: unknown service \"\(name)\"")
+            }
+            return try runtime.rpcClient(to: service)
+        }
+        let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers), router: &router)
+        let store = TimerStore(database: database, config: config, outbox: outbox.writer, instance: runtime.instance)
+        let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry)
+        let leases = LeaseManager(database: database, config: config, instance: runtime.instance, logger: runtime.logs.logger("leases"),
+                                  stats: { engine.statsJSON() }) { acquired, lost in
+            engine.partitionsChanged(acquired: acquired, lost: lost)
+        }
+        StatusHandler(database: database, config: config).register(into: &router)
+        let alarms = try runtime.makeSubscriber(
+            to: .alarms, handlers: AlarmsEventHandlers(store: store, outbox: outbox.writer, engine: engine).handlers, database: database)
+        parts.services.append(outbox.relay)
+        parts.services.append(alarms.subscriber)
+        parts.services.append(engine)
+        parts.services.append(leases)
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        parts.closers.append { await alarms.replay.close() }
+        parts.closers.append { for c in consumers { await c.close() } }
+        return parts
+    }
+}

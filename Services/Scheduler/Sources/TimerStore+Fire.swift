@@ -1,0 +1,149 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import PostgresNIO
+
+extension TimerStore {
+    /// What one fire transaction did.
+    struct FireResult: Sendable {
+        /// Fires recorded now, with their due times (ms), for lateness.
+        var fired: [(due: Int64, kind: String)] = []
+        /// Timers found already fired or no longer pending (stale wheel entries, lost leases).
+        var skipped = 0
+    }
+
+    /// Records the due timers `ids` exactly once, in one transaction with the events that
+    /// announce them: the leases are locked `FOR SHARE` and must still carry the epochs this
+    /// replica was granted (a newer owner fences it out); the timers are deleted as they fire;
+    /// `fires` has one row per alarm, kind, occurrence, offset and snooze (a duplicate inserts
+    /// nothing and announces nothing). `missed` marks overdue fires past the grace window.
+    func fire(ids: [Int64], owned: [Int: Int64], missed: Set<Int64> = []) async throws -> FireResult {
+        guard !ids.isEmpty, !owned.isEmpty else { return FireResult(skipped: ids.count) }
+        let parts = owned.keys.sorted().map(Int32.init)
+        let epochs = owned.keys.sorted().map { owned[$0]! }
+        let result: FireResult = try await database.transaction { c in
+            let valid = try await c.query("""
+                SELECT l.partition FROM leases l JOIN unnest(\(parts)::int[], \(epochs)::bigint[]) AS e(p, ep)
+                    ON l.partition = e.p AND l.epoch = e.ep
+                WHERE l.owner = \(instance) AND l.expires_at > now()
+                FOR SHARE OF l
+                """, logger: logger).all(Int32.self)
+            guard !valid.isEmpty else { return FireResult(skipped: ids.count) }
+            let rows = try await c.query("""
+                DELETE FROM timers t USING alarms a
+                WHERE t.id = ANY(\(ids)::bigint[]) AND t.partition = ANY(\(valid)::int[]) AND a.alarm_id = t.alarm_id
+                RETURNING t.id, t.partition, t.alarm_id, t.kind, t.occurrence_at, t.due_at, t.offset_minutes, t.snooze_count,
+                    a.title, a.owner_id, a.members, a.alert_members, a.group_id, a.assigned_to, a.timezone, a.time_of_day
+                """, logger: logger)
+            var due: [Row] = []
+            for try await row in rows {
+                let r = row.makeRandomAccess()
+                due.append(Row(
+                    id: try r[0].decode(Int64.self), partition: Int(try r[1].decode(Int32.self)), alarmId: try r[2].decode(String.self),
+                    kind: try r[3].decode(String.self), occurrence: try r[4].decode(Date.self), due: try r[5].decode(Date.self),
+                    offset: Int(try r[6].decode(Int32.self)), snoozes: Int(try r[7].decode(Int32.self)), title: try r[8].decode(String.self),
+                    owner: try r[9].decode(String.self), members: try r[10].decode([String].self), alert: try r[11].decode([String].self),
+                    group: try r[12].decode(String?.self), assignee: try r[13].decode(String?.self), timezone: try r[14].decode(String.self),
+                    timeOfDay: try r[15].decode(String.self)))
+            }
+            due.sort { ($0.due, $0.id) < ($1.due, $1.id) }
+            let now = Date()
+            let inserted = try await c.query("""
+                INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance, outcome)
+                SELECT a, k, o, off, sn, d, \(now), p, ep, \(instance), oc
+                FROM unnest(\(due.map(\.alarmId))::text[], \(due.map(\.kind))::text[], \(due.map(\.occurrence))::timestamptz[],
+                            \(due.map { Int32($0.offset) })::int[], \(due.map { Int32($0.snoozes) })::int[], \(due.map(\.due))::timestamptz[],
+                            \(due.map { Int32($0.partition) })::int[], \(due.map { owned[$0.partition] ?? 0 })::bigint[],
+                            \(due.map { missed.contains($0.id) ? "missed" : "fired" })::text[])
+                    AS x(a, k, o, off, sn, d, p, ep, oc)
+                ON CONFLICT DO NOTHING
+                RETURNING alarm_id, kind, occurrence_at, offset_minutes, snooze_count
+                """, logger: logger)
+            var fresh = Set<String>()
+            for try await (a, k, o, off, sn) in inserted.decode((String, String, Date, Int32, Int32).self) {
+                fresh.insert(Self.fireKey(a, k, o, Int(off), Int(sn)))
+            }
+            var envelopes: [Envelope] = []
+            var result = FireResult()
+            for r in due {
+                guard fresh.contains(Self.fireKey(r.alarmId, r.kind, r.occurrence, r.offset, r.snoozes)) else {
+                    result.skipped += 1
+                    continue
+                }
+                if let e = try envelope(for: r, missed: missed.contains(r.id), now: now) { envelopes.append(e) }
+                if !missed.contains(r.id) { result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()), r.kind)) }
+            }
+            result.skipped += ids.count - due.count
+            try await outbox.append(envelopes, on: c)
+            return result
+        }
+        if !result.fired.isEmpty { outbox.committed() }
+        return result
+    }
+
+    struct Row: Sendable {
+        var id: Int64
+        var partition: Int
+        var alarmId: String
+        var kind: String
+        var occurrence: Date
+        var due: Date
+        var offset: Int
+        var snoozes: Int
+        var title: String
+        var owner: String
+        var members: [String]
+        var alert: [String]
+        var group: String?
+        var assignee: String?
+        var timezone: String
+        var timeOfDay: String
+    }
+
+    static func fireKey(_ a: String, _ k: String, _ o: Date, _ off: Int, _ sn: Int) -> String {
+        "\(a)|\(k)|\(Int64((o.timeIntervalSince1970 * 1000).rounded()))|\(off)|\(sn)"
+    }
+
+    /// The event announcing a fire (nil for a warning or re-fire that went stale).
+    private func envelope(for r: Row, missed: Bool, now: Date) throws -> Envelope? {
+        switch (r.kind, missed) {
+        case ("fire", true), ("missed", _):
+            return try outbox.envelope(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed(
+                alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, members: r.members, detectedAt: now), actor: nil)
+        case ("fire", false), ("snooze", false):
+            return try outbox.envelope(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired(
+                alarmId: r.alarmId, title: r.title, ownerId: r.owner, occurrenceAt: r.occurrence, dueAt: r.due, firedAt: now,
+                members: r.members, alertMembers: r.alert, groupId: r.group, assignedTo: r.assignee, snoozeCount: r.snoozes), actor: nil)
+        case ("pre", false):
+            return try outbox.envelope(SchedulerEvents.preAlarmDue, SchedulerEvents.PreAlarmDue(
+                alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, offsetMinutes: r.offset,
+                text: PreAlarmText.text(title: r.title, offsetMinutes: r.offset, occurrence: r.occurrence, timezone: r.timezone),
+                members: r.members, dueAt: r.due, firedAt: now), actor: nil)
+        default:
+            return nil  // a warning or re-fire past the grace window: recorded, not announced
+        }
+    }
+}
+
+/// The words of pre-alarm warnings (US-2.1): "Tomorrow: Pay rent at 9:00 AM", "In 3 days: Pay rent".
+enum PreAlarmText {
+    static func text(title: String, offsetMinutes: Int, occurrence: Date, timezone: String) -> String {
+        switch offsetMinutes {
+        case 1440:
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: timezone) ?? TimeZone(identifier: "UTC")!
+            formatter.dateFormat = "h:mm a"
+            return "Tomorrow: \(title) at \(formatter.string(from: occurrence))"
+        case let m where m % 1440 == 0:
+            return "In \(m / 1440) days: \(title)"
+        case 60:
+            return "In 1 hour: \(title)"
+        case let m where m % 60 == 0:
+            return "In \(m / 60) hours: \(title)"
+        default:
+            return "In \(offsetMinutes) minutes: \(title)"
+        }
+    }
+}

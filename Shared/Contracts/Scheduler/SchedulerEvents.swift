@@ -1,0 +1,116 @@
+import Foundation
+
+/// Events of the `scheduler` stream (pushed to notifications and alarms; replayable from any
+/// replica). JSON Schemas in `proto/events/`.
+public enum SchedulerEvents {
+    /// An occurrence (or a snoozed re-fire) is due: alert its members.
+    public static let alarmFired = "scheduler.alarm-fired"
+    /// A pre-alarm warning is due (24 h for everyone; 7 d / 3 d / 1 d / 1 h for Plus).
+    public static let preAlarmDue = "scheduler.pre-alarm-due"
+    /// An occurrence passed its missed window with no completion.
+    public static let occurrenceMissed = "scheduler.occurrence-missed"
+    /// A member completed a shared alarm: tell one other member.
+    public static let completionPush = "scheduler.completion-push"
+
+    /// Payload of ``alarmFired``.
+    public struct AlarmFired: Codable, Sendable, Equatable {
+        public var alarmId: String
+        public var title: String
+        public var ownerId: String
+        /// The occurrence this fire is about.
+        public var occurrenceAt: Date
+        /// When the timer was due (the occurrence, or the snooze's end).
+        public var dueAt: Date
+        public var firedAt: Date
+        /// Everyone who sees the alarm.
+        public var members: [String]
+        /// Who gets the persistent alarm: the assignee, or every member.
+        public var alertMembers: [String]
+        public var groupId: String?
+        public var assignedTo: String?
+        /// 0 for the occurrence itself; 1–3 for re-fires after snoozes.
+        public var snoozeCount: Int
+
+        public init(alarmId: String, title: String, ownerId: String, occurrenceAt: Date, dueAt: Date, firedAt: Date,
+                    members: [String], alertMembers: [String], groupId: String?, assignedTo: String?, snoozeCount: Int) {
+            self.alarmId = alarmId
+            self.title = title
+            self.ownerId = ownerId
+            self.occurrenceAt = occurrenceAt
+            self.dueAt = dueAt
+            self.firedAt = firedAt
+            self.members = members
+            self.alertMembers = alertMembers
+            self.groupId = groupId
+            self.assignedTo = assignedTo
+            self.snoozeCount = snoozeCount
+        }
+    }
+
+    /// Payload of ``preAlarmDue``.
+    public struct PreAlarmDue: Codable, Sendable, Equatable {
+        public var alarmId: String
+        public var title: String
+        public var occurrenceAt: Date
+        public var offsetMinutes: Int
+        /// "Tomorrow: Change HVAC Filter at 9:00 AM", "In 3 days: Change HVAC Filter".
+        public var text: String
+        public var members: [String]
+        public var dueAt: Date
+        public var firedAt: Date
+
+        public init(alarmId: String, title: String, occurrenceAt: Date, offsetMinutes: Int, text: String, members: [String],
+                    dueAt: Date, firedAt: Date) {
+            self.alarmId = alarmId
+            self.title = title
+            self.occurrenceAt = occurrenceAt
+            self.offsetMinutes = offsetMinutes
+            self.text = text
+            self.members = members
+            self.dueAt = dueAt
+            self.firedAt = firedAt
+        }
+    }
+
+    /// Payload of ``occurrenceMissed``.
+    public struct OccurrenceMissed: Codable, Sendable, Equatable {
+        public var alarmId: String
+        public var title: String
+        public var occurrenceAt: Date
+        public var members: [String]
+        public var detectedAt: Date
+
+        public init(alarmId: String, title: String, occurrenceAt: Date, members: [String], detectedAt: Date) {
+            self.alarmId = alarmId
+            self.title = title
+            self.occurrenceAt = occurrenceAt
+            self.members = members
+            self.detectedAt = detectedAt
+        }
+    }
+
+    /// Payload of ``completionPush``: one per member to tell.
+    public struct CompletionPush: Codable, Sendable, Equatable {
+        public var alarmId: String
+        public var title: String
+        public var occurrenceAt: Date
+        public var completionId: String
+        public var completedBy: String
+        public var completedByName: String
+        /// The member this push goes to.
+        public var recipient: String
+        public var groupId: String?
+
+        public init(alarmId: String, title: String, occurrenceAt: Date, completionId: String, completedBy: String,
+                    completedByName: String, recipient: String, groupId: String?) {
+            self.alarmId = alarmId
+            self.title = title
+            self.occurrenceAt = occurrenceAt
+            self.completionId = completionId
+            self.completedBy = completedBy
+            self.completedByName = completedByName
+            self.recipient = recipient
+            self.groupId = groupId
+        }
+    }
+}
