@@ -210,7 +210,7 @@ let package = Package(
         .executableTarget(
             name: "chronirctl",
             dependencies: [
-                "ServiceKit", "Messaging", "Contracts", "Schedules",
+                "ServiceKit", "Messaging", "Contracts", "Schedules", "SchedulerService", "Persistence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/Chronirctl",
@@ -221,7 +221,7 @@ let package = Package(
         .target(
             name: "Support",
             dependencies: [
-                "Persistence",
+                "Persistence", "ServiceKit",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -256,6 +256,15 @@ let package = Package(
             name: "SchedulesTests",
             dependencies: ["Schedules", "Messaging", "Support", "chronirctl"],
             path: "Tests/SchedulesTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SchedulerTests",
+            dependencies: [
+                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "scheduler",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/SchedulerTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -23,20 +23,10 @@ struct TierCommand: AsyncParsableCommand {
         var tier: String
 
         func run() async throws {
-            var env = ProcessInfo.processInfo.environment
-            env["CHRONIR_LOG_LEVEL"] = env["CHRONIR_LOG_LEVEL"] ?? "critical"
-            let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(env))
-            let client = try runtime.rpcClient(to: .alarms)
-            do {
-                let r = try await client.call(AlarmsMethods.SetTier.self, .init(userId: user, tier: tier))
-                print("tier \(r.tier); deactivated \(r.deactivated.count) alarm(s)\(r.deactivated.isEmpty ? "" : ": " + r.deactivated.joined(separator: ", "))")
-                await client.close()
-                await runtime.shutdown()
-            } catch {
-                await client.close()
-                await runtime.shutdown()
-                throw ValidationError("\(error)")
+            let r = try await ServiceCall.with(.alarms) { client in
+                try await client.call(AlarmsMethods.SetTier.self, .init(userId: user, tier: tier))
             }
+            print("tier \(r.tier); deactivated \(r.deactivated.count) alarm(s)\(r.deactivated.isEmpty ? "" : ": " + r.deactivated.joined(separator: ", "))")
         }
     }
 }

@@ -8,29 +8,6 @@ import ServiceKit
 import Support
 import Synchronization
 
-/// A service running in this test process, on its own ports, with its own database schema.
-final class RunningService: Sendable {
-    let name: String
-    let handle = ShutdownHandle()
-    let task: Task<Void, any Error>
-
-    init(name: String, environment: [String: String], migrations: [Migration]?, build: @escaping ServiceHost.Build) throws {
-        self.name = name
-        let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
-        let handle = self.handle
-        task = Task {
-            try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
-            await runtime.shutdown()
-        }
-    }
-
-    /// Graceful shutdown, waiting for it to finish.
-    func stop() async {
-        await handle.shutdown()
-        _ = try? await task.value
-    }
-}
-
 /// One isolated copy of the suite's wiring for a test: a fresh database, free ports for every
 /// service, and the environment each service gets.
 final class TestSuite: Sendable {

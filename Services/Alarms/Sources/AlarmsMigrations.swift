@@ -106,5 +106,19 @@ enum AlarmsMigrations {
             """,
             "CREATE INDEX group_members_user ON group_members (user_id)",
         ]),
+        Migration(3, "snoozes", [
+            // Consecutive snoozes per occurrence (at most 3, US-1.4).
+            """
+            CREATE TABLE snoozes (
+                alarm_id text NOT NULL,
+                occurrence_at timestamptz NOT NULL,
+                count integer NOT NULL,
+                refire_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                updated_by text NOT NULL,
+                PRIMARY KEY (alarm_id, occurrence_at)
+            )
+            """,
+        ]),
     ]
 }

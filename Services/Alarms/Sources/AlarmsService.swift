@@ -25,14 +25,19 @@ public enum AlarmsService {
         CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
         TierHandlers(store: store, changes: changes, outbox: outbox.writer).register(into: &router)
+        SnoozeHandlers(store: store, outbox: outbox.writer).register(into: &router)
 
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
                                                   database: database)
+        let scheduler = try runtime.makePushedSubscriber(
+            to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router)
         parts.services.append(outbox.relay)
         parts.services.append(accounts.subscriber)
+        parts.services.append(scheduler.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }
+        parts.closers.append { await scheduler.replay.close() }
         return parts
     }
 }

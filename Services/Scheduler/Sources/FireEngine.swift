@@ -38,6 +38,10 @@ final class FireEngine: Service, Sendable {
         let s = lateness.withLock { $0.snapshot() }
         let wheelCount = timersInWheel
         let bytes = wheel.withLock { $0.bytesPerTimer }
+        let held = owned.withLock { $0.count }
+        telemetry.gauge("chronir_scheduler_timers_in_wheel").record(wheelCount)
+        telemetry.gauge("chronir_scheduler_partitions_held").record(held)
+        telemetry.gauge("chronir_scheduler_fire_lateness_p99_ms").record(s.p99)
         return #"{"timersInWheel":\#(wheelCount),"bytesPerTimer":\#(Int(bytes)),"firesLastMinute":\#(s.count),"latenessP50Ms":\#(s.p50),"latenessP99Ms":\#(s.p99),"latenessMaxMs":\#(s.max)}"#
     }
 

@@ -68,6 +68,9 @@ final class LeaseManager: Service, Sendable {
         let statsJSON = stats()
         let held = Array(owned.withLock { $0.keys }).map(Int32.init)
         let (renewed, acquired, alive): ([Int: Int64], [Int: Int64], Int) = try await database.transaction { c in
+            // A replica paused inside this transaction must not hold the lease rows beyond its lease.
+            try await c.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(config.leaseDuration.milliseconds / 2)"),
+                              logger: logger)
             try await c.query("""
                 INSERT INTO replicas (instance, heartbeat_at, stats) VALUES (\(instance), now(), \(statsJSON)::jsonb)
                 ON CONFLICT (instance) DO UPDATE SET heartbeat_at = now(), stats = excluded.stats

@@ -23,12 +23,19 @@ extension TimerStore {
         let parts = owned.keys.sorted().map(Int32.init)
         let epochs = owned.keys.sorted().map { owned[$0]! }
         let result: FireResult = try await database.transaction { c in
+            // A replica paused mid-fire must not keep its lease rows share-locked past its lease.
+            try await c.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(config.leaseDuration.milliseconds / 2)"),
+                              logger: logger)
             let valid = try await c.query("""
                 SELECT l.partition FROM leases l JOIN unnest(\(parts)::int[], \(epochs)::bigint[]) AS e(p, ep)
                     ON l.partition = e.p AND l.epoch = e.ep
                 WHERE l.owner = \(instance) AND l.expires_at > now()
                 FOR SHARE OF l
                 """, logger: logger).all(Int32.self)
+            if valid.count < parts.count {
+                logger.info("fenced: some partitions have a newer owner or an expired lease",
+                            metadata: ["held": "\(parts.count)", "valid": "\(valid.count)"])
+            }
             guard !valid.isEmpty else { return FireResult(skipped: ids.count) }
             let rows = try await c.query("""
                 DELETE FROM timers t USING alarms a

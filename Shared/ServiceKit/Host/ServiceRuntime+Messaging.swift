@@ -52,4 +52,18 @@ extension ServiceRuntime {
                                              consumers: [consumer], telemetry: telemetry)
         return (subscriber, replay)
     }
+
+    /// A subscriber to a stream its producer pushes (`events.push`, e.g. the scaled scheduler):
+    /// registered in `router`, replaying gaps from any of the producer's replicas.
+    public func makePushedSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
+                                     router: inout RPCRouter) throws -> (subscriber: EventSubscriber, replay: RPCClient) {
+        let replay = try rpcClient(to: producer, timeout: .seconds(10))
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name)
+        let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
+                                      telemetry: telemetry)
+        let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: [], consumers: [consumer],
+                                             telemetry: telemetry)
+        subscriber.register(in: &router)
+        return (subscriber, replay)
+    }
 }

@@ -58,6 +58,11 @@ enum AlarmRoutes {
             let recorded = try JSONCoding.decoder().decode(CompletionRecorded.self, from: reply)
             return HTTPSupport.json(reply, status: recorded.created ? .created : .ok)
         }
+        router.post("/v1/alarms/:id/snooze") { request, context in
+            let caller = try await g.caller(request)
+            let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
+            return try await g.forward(g.clients.alarms, AlarmsMethods.Snooze.type, payload: payload, caller: caller)
+        }
         router.get("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             return try await g.forward(g.clients.alarms, AlarmsMethods.Completions.type,

@@ -1,0 +1,67 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// Snoozing a firing occurrence (US-1.4): a one-off re-fire later; `nextFireDate` stays.
+struct SnoozeHandlers: Sendable {
+    let store: AlarmStore
+    let outbox: OutboxWriter
+    /// How early before its instant an occurrence may be snoozed (clock skew of devices).
+    let earlySlack: TimeInterval = 60
+
+    /// Snooze lengths by tier, in minutes (§7: Free 10 min and 1 h; Plus adds 1 day and 1 week).
+    static let freeMinutes: Set<Int> = [10, 60]
+    static let plusMinutes: Set<Int> = [10, 60, 1440, 10080]
+    /// Consecutive snoozes allowed per occurrence.
+    static let maxConsecutive = 3
+
+    func register(into router: inout RPCRouter) {
+        router.on(AlarmsMethods.Snooze.self) { req, ctx in try await snooze(req, actor: try ctx.requireActor()) }
+    }
+
+    func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {
+        guard Self.plusMinutes.contains(req.minutes) else {
+            throw ServiceError(.validationFailed, "minutes must be one of 10, 60, 1440 or 10080")
+        }
+        let response: AlarmsMethods.Snooze.Response = try await store.database.transaction { c in
+            guard let a = try await store.lock(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
+                throw AlarmHandlers.notFound(req.alarmId)
+            }
+            let tier = try await store.tier(of: actor, on: c)
+            if tier < .plus, !Self.freeMinutes.contains(req.minutes) {
+                throw ServiceError(.tierRequired, "snoozing for \(req.minutes == 1440 ? "1 day" : "1 week") needs Plus")
+            }
+            let now = Date()
+            guard a.isActive, !a.isPaused, let occurrence = a.nextFireDate else {
+                throw ServiceError(.validationFailed, "alarm \(a.id) has no pending occurrence to snooze")
+            }
+            guard occurrence.timeIntervalSince(now) <= earlySlack else {
+                throw ServiceError(.validationFailed, "alarm \(a.id) has not fired yet; its next occurrence is \(ISOTime.format(occurrence))")
+            }
+            let count = try await c.query("""
+                SELECT count FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(occurrence) FOR UPDATE
+                """, logger: store.logger).first(Int32.self).map(Int.init) ?? 0
+            guard count < Self.maxConsecutive else {
+                throw ServiceError(.snoozeLimitReached,
+                                   "this occurrence was already snoozed \(Self.maxConsecutive) times; complete or skip it")
+            }
+            let refire = now.addingTimeInterval(Double(req.minutes) * 60)
+            try await c.query("""
+                INSERT INTO snoozes (alarm_id, occurrence_at, count, refire_at, updated_at, updated_by)
+                VALUES (\(a.id), \(occurrence), 1, \(refire), \(now), \(actor))
+                ON CONFLICT (alarm_id, occurrence_at) DO UPDATE
+                SET count = snoozes.count + 1, refire_at = excluded.refire_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by
+                """, logger: store.logger)
+            let ownerTier = try await store.tier(of: a.ownerId, on: c)
+            try await outbox.append(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
+                alarm: AlarmChanges.state(a, ownerTier: ownerTier), occurrenceAt: occurrence, refireAt: refire,
+                snoozeCount: count + 1, userId: actor), actor: actor, on: c)
+            return AlarmsMethods.Snooze.Response(alarm: a, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
+        }
+        outbox.committed()
+        return response
+    }
+}
