@@ -32,19 +32,21 @@ struct SchedulerLoadOptions: ParsableArguments {
     func run(prefix: String, dues: [Date]) async throws {
         try await withScheduler { load in
             let seedStart = ContinuousClock.now
+            let since = Date()
             try await load.seed(prefix: prefix, dues: dues)
             print("seeded \(dues.count) timers in \(seedStart.duration(to: .now)); first due \(ISO8601DateFormatter().string(from: dues.min()!))")
             let last = dues.max()!
             let deadline = last.addingTimeInterval(Double(timeout))
-            var progress = try await load.progress(prefix: prefix)
             var recordedAt: Date? = nil
+            var handedAt = Date()
             while Date() < deadline {
-                progress = try await load.progress(prefix: prefix)
-                if progress.recorded >= dues.count, recordedAt == nil { recordedAt = Date() }
-                if progress.recorded >= dues.count, progress.published >= dues.count { break }
+                let (recorded, published) = try await load.counts(since: since)
+                if recorded >= dues.count, recordedAt == nil { recordedAt = Date() }
+                handedAt = Date()
+                if recorded >= dues.count, published >= dues.count { break }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            let handedAt = Date()
+            let progress = try await load.progress(prefix: prefix)
             let first = dues.min()!
             print("recorded \(progress.recorded)/\(dues.count), handed on \(progress.published)/\(dues.count)")
             if let recordedAt {

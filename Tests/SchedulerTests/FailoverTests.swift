@@ -112,3 +112,36 @@ struct FailoverTests {
         }
     }
 }
+
+extension FailoverTests {
+    @Test("a pending timer the loader never saw (committed behind its position) is swept and fired")
+    func sweepFindsMissedTimers() async throws {
+        try await withCluster("sched-sweep", replicas: 1) { cluster in
+            try cluster.startReplica(0)
+            #expect(await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+                (try? await cluster.owners())?["replica-0"] == 256
+            })
+            try await cluster.publish([alarmState("sweep-a", at: Date().addingTimeInterval(2))])
+            #expect(await eventually(timeout: .seconds(15), every: .milliseconds(100)) {
+                (try? await cluster.count("scheduler", "SELECT count(*)::int FROM fires")) == 1
+            })
+            // A timer with an id below everything the loader has seen, already due.
+            try await withDatabase(url: cluster.url, schema: "scheduler") { db in
+                try await db.query("""
+                    INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active,
+                        offsets, members, alert_members)
+                    SELECT 'sweep-b', partition, 1, 'u1', 'Swept', 'UTC', '09:00', now(), true, '{}', '{u1}', '{u1}'
+                    FROM alarms WHERE alarm_id = 'sweep-a'
+                    """)
+                try await db.query("""
+                    INSERT INTO timers (id, partition, alarm_id, kind, occurrence_at, due_at)
+                    SELECT 0, partition, 'sweep-b', 'fire', now(), now() FROM alarms WHERE alarm_id = 'sweep-a'
+                    """)
+            }
+            let swept = await eventually(timeout: .seconds(15), every: .milliseconds(200)) {
+                (try? await cluster.count("scheduler", "SELECT count(*)::int FROM fires WHERE alarm_id = 'sweep-b'")) == 1
+            }
+            #expect(swept, "\(cluster.logs)")
+        }
+    }
+}

@@ -21,12 +21,15 @@ final class FireEngine: Service, Sendable {
     private let loadedUntil = Atomic<Int64>(0)
     private let pendingTakeovers = Mutex<[Int: Int64]>([:])
     private let lateness = Mutex(LatenessWindow())
-    private let inFlight = AsyncSemaphore(2)
+    private let inFlight: AsyncSemaphore
+    private let sweepRequested = Atomic<Bool>(false)
+    private let firing = Atomic<Int>(0)
 
     init(store: TimerStore, config: SchedulerConfig, telemetry: Telemetry) {
         self.store = store
         self.config = config
         self.telemetry = telemetry
+        self.inFlight = AsyncSemaphore(config.concurrency)
         self.wheel = Mutex(TimingWheel(now: nowMilliseconds(), tick: max(1, config.tick.milliseconds)))
     }
 
@@ -75,25 +78,31 @@ final class FireEngine: Service, Sendable {
         while !Task.isCancelled {
             let now = nowMilliseconds()
             let dueNow = wheel.withLock { $0.advance(to: now) }
-            if !dueNow.isEmpty { await fire(dueNow.map { Int64(bitPattern: $0.key) }, missed: []) }
+            if !dueNow.isEmpty { await fire(dueNow.map { WheelKey(raw: $0.key) }, missed: []) }
             let next = wheel.withLock { $0.nextExpiration } ?? (now + 1000)
             let wait = max(1, min(next - nowMilliseconds(), 1000))
             await due.wait(timeout: .milliseconds(wait))
         }
     }
 
-    /// Fires `ids` in batches, two transactions at a time.
-    private func fire(_ ids: [Int64], missed: Set<Int64>) async {
+    /// Fires `keys` in batches, a few transactions at a time, each fenced by the epochs of
+    /// the partitions it touches.
+    private func fire(_ keys: [WheelKey], missed: Set<Int64>) async {
         let snapshot = owned.withLock { $0 }
+        firing.add(1, ordering: .relaxed)
+        defer { firing.subtract(1, ordering: .relaxed) }
         await withTaskGroup(of: Void.self) { group in
             var start = 0
-            while start < ids.count {
-                let batch = Array(ids[start..<min(ids.count, start + config.batch)])
+            while start < keys.count {
+                let batch = keys[start..<min(keys.count, start + config.batch)]
                 start += config.batch
+                var epochs: [Int: Int64] = [:]
+                for k in batch { epochs[k.partition] = snapshot[k.partition] }
+                let ids = batch.map(\.id)
                 await inFlight.acquire()
                 group.addTask {
                     defer { self.inFlight.release() }
-                    await self.fireBatch(batch, owned: snapshot, missed: missed)
+                    await self.fireBatch(ids, owned: epochs, missed: missed)
                 }
             }
         }
@@ -104,6 +113,7 @@ final class FireEngine: Service, Sendable {
         for attempt in 0..<8 {
             do {
                 let result = try await store.fire(ids: ids, owned: owned, missed: missed)
+                if result.fenced { requestSweep() }
                 let now = nowMilliseconds()
                 lateness.withLock { w in for f in result.fired { w.record(now - f.due) } }
                 for f in result.fired {
@@ -119,7 +129,8 @@ final class FireEngine: Service, Sendable {
                 delay = min(delay * 2, .seconds(2))
             }
         }
-        // The timers stay in the table: the next takeover or top-up finds them again.
+        // The timers stay in the table: the sweep finds them again.
+        requestSweep()
         telemetry.logger.error("fire batch abandoned after retries; timers remain pending", metadata: ["timers": "\(ids.count)"])
     }
 
@@ -127,6 +138,7 @@ final class FireEngine: Service, Sendable {
 
     private func loadLoop() async {
         var nextTopUp = ContinuousClock.now
+        var nextSweep = ContinuousClock.now + config.sweep
         while !Task.isCancelled {
             do {
                 if lastSeen.load(ordering: .relaxed) < 0 {
@@ -139,6 +151,12 @@ final class FireEngine: Service, Sendable {
                     try await topUp()
                     nextTopUp = ContinuousClock.now + .seconds(30)
                 }
+                // The periodic sweep waits while a burst is being fired (its timers are overdue but queued).
+                let periodic = ContinuousClock.now >= nextSweep && firing.load(ordering: .relaxed) == 0
+                if periodic || sweepRequested.exchange(false, ordering: .relaxed) {
+                    await sweepOverdue()
+                    nextSweep = ContinuousClock.now + config.sweep
+                }
             } catch {
                 if Task.isCancelled { break }
                 telemetry.logger.warning("loading timers failed; retrying", metadata: ["error": "\(String(reflecting: error))"])
@@ -149,7 +167,7 @@ final class FireEngine: Service, Sendable {
 
     private func schedule(_ timers: [TimerStore.Pending]) {
         guard !timers.isEmpty else { return }
-        wheel.withLock { w in for t in timers { w.schedule(key: UInt64(bitPattern: t.id), at: t.due) } }
+        wheel.withLock { w in for t in timers { w.schedule(key: WheelKey(id: t.id, partition: t.partition).raw, at: t.due) } }
         due.signal()
     }
 
@@ -177,6 +195,29 @@ final class FireEngine: Service, Sendable {
         loadedUntil.store(until, ordering: .relaxed)
     }
 
+    private func requestSweep() {
+        sweepRequested.store(true, ordering: .relaxed)
+        load.signal()
+    }
+
+    /// Timers of owned partitions that should have fired by now but are still pending: a batch
+    /// fenced or abandoned, a timer committed out of id order. They fire now.
+    private func sweepOverdue() async {
+        let parts = Array(owned.withLock { $0.keys })
+        guard !parts.isEmpty else { return }
+        do {
+            let cutoff = Date(timeIntervalSince1970: Double(nowMilliseconds() - config.sweepLag.milliseconds) / 1000)
+            let overdue = try await store.timers(partitions: parts, from: nil, until: cutoff)
+            guard !overdue.isEmpty else { return }
+            telemetry.logger.info("sweeping overdue timers", metadata: ["timers": "\(overdue.count)"])
+            let graceStart = nowMilliseconds() - config.grace.milliseconds
+            let tooOld = Set(overdue.filter { $0.due < graceStart && $0.kind != "missed" }.map(\.id))
+            await fire(overdue.map { WheelKey(id: $0.id, partition: $0.partition) }, missed: tooOld)
+        } catch {
+            telemetry.logger.warning("sweeping overdue timers failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
+    }
+
     /// Newly acquired partitions: everything due within the horizon. Overdue fires within the
     /// grace window fire at once; older ones are recorded as missed.
     private func takeOver() async throws {
@@ -195,12 +236,21 @@ final class FireEngine: Service, Sendable {
         telemetry.logger.info("took over partitions", metadata: ["partitions": "\(taken.count)", "timers": "\(timers.count)",
                                                                "overdue": "\(overdue)", "pastGrace": "\(tooOld.count)"])
         if !tooOld.isEmpty {
-            let ids = tooOld.map(\.id)
-            await fire(ids, missed: Set(ids))
+            await fire(tooOld.map { WheelKey(id: $0.id, partition: $0.partition) }, missed: Set(tooOld.map(\.id)))
         }
         let tooOldIDs = Set(tooOld.map(\.id))
         schedule(timers.filter { !tooOldIDs.contains($0.id) })
     }
+}
+
+/// A wheel key: the timer id with its partition in the top 16 bits (batches know which
+/// leases to check without asking the database).
+struct WheelKey: Sendable {
+    var raw: UInt64
+    init(raw: UInt64) { self.raw = raw }
+    init(id: Int64, partition: Int) { raw = UInt64(partition) << 48 | (UInt64(bitPattern: id) & 0xFFFF_FFFF_FFFF) }
+    var id: Int64 { Int64(bitPattern: raw & 0xFFFF_FFFF_FFFF) }
+    var partition: Int { Int(raw >> 48) }
 }
 
 /// Fire lateness over the last minute (HdrHistogram, milliseconds).

@@ -81,7 +81,7 @@ final class LeaseManager: Service, Sendable {
             var renewed: [Int: Int64] = [:]
             let rows = try await c.query("""
                 UPDATE leases SET expires_at = now() + make_interval(secs => \(leaseSeconds))
-                WHERE owner = \(instance) AND partition = ANY(\(held)::int[]) AND expires_at > now()
+                WHERE owner = \(instance) AND partition = ANY(\(held)::int[]) AND expires_at > clock_timestamp()
                 RETURNING partition, epoch
                 """, logger: logger)
             for try await (p, e) in rows.decode((Int32, Int64).self) { renewed[Int(p)] = e }
@@ -97,7 +97,7 @@ final class LeaseManager: Service, Sendable {
                 let rows = try await c.query("""
                     UPDATE leases SET owner = \(instance), epoch = epoch + 1, expires_at = now() + make_interval(secs => \(leaseSeconds))
                     WHERE partition IN (
-                        SELECT partition FROM leases WHERE owner IS NULL OR expires_at < now()
+                        SELECT partition FROM leases WHERE owner IS NULL OR expires_at < clock_timestamp()
                         ORDER BY partition LIMIT \(target - renewed.count) FOR UPDATE SKIP LOCKED)
                     RETURNING partition, epoch
                     """, logger: logger)

@@ -21,6 +21,12 @@ struct SchedulerConfig: Sendable {
     var poll: Duration
     /// Timers fired per transaction (`CHRONIR_FIRE_BATCH`, 2 000).
     var batch: Int
+    /// Fire transactions in flight at once (`CHRONIR_FIRE_CONCURRENCY`, 2).
+    var concurrency: Int
+    /// How often pending timers past due are looked for (`CHRONIR_SWEEP_INTERVAL`, 5 s) and
+    /// how far past due they must be (`CHRONIR_SWEEP_LAG`, 2 s).
+    var sweep: Duration
+    var sweepLag: Duration
 
     init(environment e: ServiceEnvironment) throws {
         partitions = try e.int("CHRONIR_SCHEDULER_PARTITIONS", 256, in: 1...65_536)
@@ -32,6 +38,9 @@ struct SchedulerConfig: Sendable {
         tick = try e.duration("CHRONIR_WHEEL_TICK", .milliseconds(10))
         poll = try e.duration("CHRONIR_TIMER_POLL", .milliseconds(100))
         batch = try e.int("CHRONIR_FIRE_BATCH", 2_000, in: 1...50_000)
+        concurrency = try e.int("CHRONIR_FIRE_CONCURRENCY", 2, in: 1...32)
+        sweep = try e.duration("CHRONIR_SWEEP_INTERVAL", .seconds(5))
+        sweepLag = try e.duration("CHRONIR_SWEEP_LAG", .seconds(2))
         guard leaseDuration > heartbeat * 2 else {
             throw ServiceEnvironment.Invalid("CHRONIR_LEASE_DURATION must be more than twice CHRONIR_LEASE_HEARTBEAT")
         }

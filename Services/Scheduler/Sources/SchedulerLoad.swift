@@ -57,6 +57,17 @@ public struct SchedulerLoad: Sendable {
         public var lastFiredAt: Date?
     }
 
+    /// Cheap counts while a run is under way: fire records and announced fires handed on since `since`.
+    public func counts(since: Date) async throws -> (recorded: Int, published: Int) {
+        let rows = try await database.query("""
+            SELECT (SELECT count(*)::int FROM fires WHERE fired_at >= \(since) AND kind = 'fire'),
+                   (SELECT count(*)::int FROM outbox WHERE created_at >= \(since) AND seq IS NOT NULL AND type = 'scheduler.alarm-fired')
+            """)
+        for try await (r, p) in rows.decode((Int, Int).self) { return (r, p) }
+        return (0, 0)
+    }
+
+    /// The figures of the fires of `<prefix>-*` alarms (after a run).
     public func progress(prefix: String) async throws -> Progress {
         let pattern = prefix + "-%"
         let rows = try await database.query("""
@@ -73,7 +84,7 @@ public struct SchedulerLoad: Sendable {
         }
         let jsonPattern = "%\"alarmId\":\"\(prefix)-%"
         p.published = try await database.query("""
-            SELECT count(*)::int FROM outbox WHERE type = 'scheduler.alarm-fired' AND published_at IS NOT NULL AND envelope LIKE \(jsonPattern)
+            SELECT count(*)::int FROM outbox WHERE type = 'scheduler.alarm-fired' AND seq IS NOT NULL AND envelope LIKE \(jsonPattern)
             """).first(Int.self) ?? 0
         return p
     }

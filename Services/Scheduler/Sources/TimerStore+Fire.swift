@@ -11,11 +11,14 @@ extension TimerStore {
         var fired: [(due: Int64, kind: String)] = []
         /// Timers found already fired or no longer pending (stale wheel entries, lost leases).
         var skipped = 0
+        /// Some partitions were refused (newer owner or expired lease).
+        var fenced = false
     }
 
     /// Records the due timers `ids` exactly once, in one transaction with the events that
-    /// announce them: the leases are locked `FOR SHARE` and must still carry the epochs this
-    /// replica was granted (a newer owner fences it out); the timers are deleted as they fire;
+    /// announce them: the leases of `owned` are locked `FOR KEY SHARE` (renewals pass, a takeover
+    /// waits for the commit) and must still carry the epochs this replica was granted, unexpired
+    /// (a newer owner fences it out); the timers are deleted as they fire;
     /// `fires` has one row per alarm, kind, occurrence, offset and snooze (a duplicate inserts
     /// nothing and announces nothing). `missed` marks overdue fires past the grace window.
     func fire(ids: [Int64], owned: [Int: Int64], missed: Set<Int64> = []) async throws -> FireResult {
@@ -23,20 +26,21 @@ extension TimerStore {
         let parts = owned.keys.sorted().map(Int32.init)
         let epochs = owned.keys.sorted().map { owned[$0]! }
         let result: FireResult = try await database.transaction { c in
-            // A replica paused mid-fire must not keep its lease rows share-locked past its lease.
+            // A replica paused mid-fire must not keep its lease rows locked past its lease.
             try await c.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(config.leaseDuration.milliseconds / 2)"),
                               logger: logger)
             let valid = try await c.query("""
                 SELECT l.partition FROM leases l JOIN unnest(\(parts)::int[], \(epochs)::bigint[]) AS e(p, ep)
                     ON l.partition = e.p AND l.epoch = e.ep
-                WHERE l.owner = \(instance) AND l.expires_at > now()
-                FOR SHARE OF l
+                WHERE l.owner = \(instance) AND l.expires_at > clock_timestamp()
+                FOR KEY SHARE OF l
                 """, logger: logger).all(Int32.self)
             if valid.count < parts.count {
                 logger.info("fenced: some partitions have a newer owner or an expired lease",
                             metadata: ["held": "\(parts.count)", "valid": "\(valid.count)"])
             }
-            guard !valid.isEmpty else { return FireResult(skipped: ids.count) }
+            guard !valid.isEmpty else { return FireResult(skipped: ids.count, fenced: true) }
+            let t0 = ContinuousClock.now
             let rows = try await c.query("""
                 DELETE FROM timers t USING alarms a
                 WHERE t.id = ANY(\(ids)::bigint[]) AND t.partition = ANY(\(valid)::int[]) AND a.alarm_id = t.alarm_id
@@ -56,6 +60,7 @@ extension TimerStore {
             }
             due.sort { ($0.due, $0.id) < ($1.due, $1.id) }
             let now = Date()
+            let t1 = ContinuousClock.now
             let inserted = try await c.query("""
                 INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance, outcome)
                 SELECT a, k, o, off, sn, d, \(now), p, ep, \(instance), oc
@@ -73,6 +78,7 @@ extension TimerStore {
             }
             var envelopes: [Envelope] = []
             var result = FireResult()
+            result.fenced = valid.count < parts.count
             for r in due {
                 guard fresh.contains(Self.fireKey(r.alarmId, r.kind, r.occurrence, r.offset, r.snoozes)) else {
                     result.skipped += 1
@@ -82,7 +88,10 @@ extension TimerStore {
                 if !missed.contains(r.id) { result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()), r.kind)) }
             }
             result.skipped += ids.count - due.count
+            let t2 = ContinuousClock.now
             try await outbox.append(envelopes, on: c)
+            logger.debug("fire batch", metadata: ["timers": "\(ids.count)", "delete": "\(t0.duration(to: t1))",
+                                                  "record+encode": "\(t1.duration(to: t2))", "outbox": "\(t2.duration(to: .now))"])
             return result
         }
         if !result.fired.isEmpty { outbox.committed() }
