@@ -244,7 +244,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "Schedules", "ZMQ",
+                "AlarmsService", "SchedulerService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

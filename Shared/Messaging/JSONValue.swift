@@ -50,6 +50,12 @@ public enum JSONValue: Sendable, Codable, Equatable, Hashable {
         return nil
     }
 
+    /// The elements, if this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
     /// Encodes any `Encodable` into a ``JSONValue``.
     public static func from<T: Encodable>(_ value: T) throws -> JSONValue {
         try JSONCoding.decoder().decode(JSONValue.self, from: JSONCoding.encode(value))

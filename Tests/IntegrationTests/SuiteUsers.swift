@@ -17,10 +17,10 @@ struct TestUser: Sendable {
 
 extension TestSuite {
     /// Starts accounts, alarms and the gateway (alarm creation limited to `creationsPerMinute`).
-    func startCore(creationsPerMinute: Int = 1000) throws {
+    func startCore(creationsPerMinute: Int = 1000, alarmsExtra: [String: String] = [:]) throws {
         try start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
         try start("alarms", migrations: AlarmsService.migrations,
-                  extra: ["CHRONIR_ALARM_CREATIONS_PER_MINUTE": String(creationsPerMinute)], build: AlarmsService.build)
+                  extra: alarmsExtra.merging(["CHRONIR_ALARM_CREATIONS_PER_MINUTE": String(creationsPerMinute)]) { $1 }, build: AlarmsService.build)
         try start("gateway", migrations: nil) { runtime, _, _ in
             try GatewayService.build(runtime: runtime) { port in self.gatewayPort.withLock { $0 = port } }
         }

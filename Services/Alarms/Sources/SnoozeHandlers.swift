@@ -10,7 +10,7 @@ struct SnoozeHandlers: Sendable {
     let store: AlarmStore
     let outbox: OutboxWriter
     /// How early before its instant an occurrence may be snoozed (clock skew of devices).
-    let earlySlack: TimeInterval = 60
+    let earlySlack: TimeInterval = 5
 
     /// Snooze lengths by tier, in minutes (§7: Free 10 min and 1 h; Plus adds 1 day and 1 week).
     static let freeMinutes: Set<Int> = [10, 60]
