@@ -189,9 +189,21 @@ let package = Package(
             path: "Services/Scheduler/Main",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "NotificationsService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Services/Notifications/Sources",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "notifications",
-            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            dependencies: ["NotificationsService", "ServiceKit"],
             path: "Services/Notifications/Main",
             swiftSettings: swiftSettings
         ),
@@ -244,8 +256,14 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "SchedulerService", "Schedules", "ZMQ",
+                "AlarmsService", "SchedulerService", "NotificationsService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -27,6 +27,8 @@ public enum GatewayService {
         MeRoutes.add(to: router, gateway: gateway)
         AlarmRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway)
+        let hub = LiveHub(notifications: clients.notifications)
+        NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")
         let port = try env.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
@@ -46,8 +48,14 @@ public enum GatewayService {
                                       replaySource: RPCReplaySource(client: clients.accounts), telemetry: runtime.telemetry)
         let subscriber = try EventSubscriber(context: runtime.zmq, name: "accounts", endpoints: runtime.directory.events(.accounts),
                                              consumers: [consumer], telemetry: runtime.telemetry)
+        let live = StreamConsumer(stream: ServiceDirectory.Name.notifications.rawValue, applier: hub,
+                                  replaySource: RPCReplaySource(client: clients.notifications), telemetry: runtime.telemetry)
+        let liveSubscriber = try EventSubscriber(context: runtime.zmq, name: "notifications", endpoints: runtime.directory.events(.notifications),
+                                                 consumers: [live], telemetry: runtime.telemetry)
         parts.services.append(KeyLoader(verifier: verifier))
         parts.services.append(subscriber)
+        parts.services.append(liveSubscriber)
+        parts.services.append(LivePinger(hub: hub, every: try env.duration("CHRONIR_SSE_PING", .seconds(20)), telemetry: runtime.telemetry))
         parts.services.append(app)
         parts.closers.append { await clients.close() }
         return parts
@@ -60,5 +68,21 @@ struct KeyLoader: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown { await verifier.loadKeys() }
         try? await gracefulShutdown()
+    }
+}
+
+/// Keeps live connections alive and reports how many there are.
+struct LivePinger: Service {
+    let hub: LiveHub
+    let every: Duration
+    let telemetry: Telemetry
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: every)
+                hub.ping()
+                telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
+            }
+        }
     }
 }

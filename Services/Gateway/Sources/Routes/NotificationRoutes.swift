@@ -1,0 +1,88 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Messaging
+import NIOCore
+
+/// `/v1/me/notifications` (the inbox) and `/v1/me/events` (the live stream, Server-Sent Events).
+enum NotificationRoutes {
+    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway, hub: LiveHub) {
+        router.get("/v1/me/notifications") { request, _ in
+            let caller = try await g.caller(request)
+            let q = request.uri.queryParameters
+            let query = NotificationsMethods.Inbox.Request(since: try cursor(q.get("since")), limit: try limit(q.get("limit")))
+            return try await g.forward(g.clients.notifications, NotificationsMethods.Inbox.type, payload: try JSONCoding.encode(query), caller: caller)
+        }
+        router.post("/v1/me/notifications/:id/ack") { request, context in
+            let caller = try await g.caller(request)
+            guard let id = Int64(try context.parameters.require("id")) else {
+                throw ServiceError(.notFound, "no such notification")
+            }
+            return try await g.forward(g.clients.notifications, NotificationsMethods.Ack.type,
+                                       payload: try JSONCoding.encode(NotificationsMethods.Ack.Request(id: id)), caller: caller)
+        }
+        router.get("/v1/me/events") { request, _ in
+            let caller = try await g.caller(request)
+            let last = try cursor(request.headers[.init("Last-Event-ID")!] ?? request.uri.queryParameters.get("lastEventId"))
+            return events(g, hub: hub, caller: caller, after: last)
+        }
+    }
+
+    static func cursor(_ text: String?) throws -> Int64? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let v = Int64(text), v >= 0 else { throw ServiceError(.validationFailed, "a cursor is a non-negative integer from an earlier answer") }
+        return v
+    }
+
+    static func limit(_ text: String?) throws -> Int? {
+        guard let text else { return nil }
+        guard let v = Int(text) else { throw ServiceError(.validationFailed, "limit must be an integer") }
+        return v
+    }
+
+    /// One SSE event: `id` is the inbox id, so `Last-Event-ID` resumes exactly after it.
+    static func frame(_ n: InboxNotification) throws -> ByteBuffer {
+        let json = String(decoding: try JSONCoding.encode(n), as: UTF8.self)
+        return ByteBuffer(string: "id: \(n.id)\nevent: \(n.type)\ndata: \(json)\n\n")
+    }
+
+    /// Registers first, then sends what the inbox holds after `after` (when resuming), then the
+    /// live notifications, skipping any already sent: no gap, no duplicate.
+    static func events(_ g: Gateway, hub: LiveHub, caller: Caller, after: Int64?) -> Response {
+        let body = ResponseBody { writer in
+            let (id, stream) = hub.register(user: caller.uid)
+            defer { hub.unregister(id, user: caller.uid) }
+            try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
+            var last = after ?? Int64.max
+            if let after {
+                last = after
+                var more = true
+                while more {
+                    let page = try await g.clients.notifications.call(
+                        NotificationsMethods.Inbox.self, .init(since: last, limit: 500), actor: caller.uid, headers: caller.headers)
+                    for n in page.notifications where n.id > last {
+                        try await writer.write(try frame(n))
+                        last = n.id
+                    }
+                    more = page.hasMore
+                }
+            }
+            for await item in stream {
+                switch item {
+                case .notification(let n):
+                    if last != Int64.max, n.id <= last { continue }
+                    try await writer.write(try frame(n))
+                    last = n.id
+                case .ping:
+                    try await writer.write(ByteBuffer(string: ": ping\n\n"))
+                }
+            }
+            try await writer.finish(nil)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        headers[.init("X-Accel-Buffering")!] = "no"
+        return Response(status: .ok, headers: headers, body: body)
+    }
+}

@@ -1,0 +1,77 @@
+import Outbox
+import Persistence
+
+/// The notifications schema, in order.
+enum NotificationsMigrations {
+    static let all: [Migration] = [
+        OutboxSchema.migration,
+        Migration(2, "devices, inbox, deliveries, attempts", [
+            // Where each user's pushes go: a projection of the accounts devices.
+            """
+            CREATE TABLE devices (
+                user_id text NOT NULL,
+                device_id text NOT NULL,
+                platform text NOT NULL,
+                provider text NOT NULL,
+                token text,
+                webhook_url text,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (user_id, device_id)
+            )
+            """,
+            """
+            CREATE TABLE inbox (
+                id bigserial PRIMARY KEY,
+                user_id text NOT NULL,
+                event_id text NOT NULL,
+                type text NOT NULL,
+                title text NOT NULL,
+                body text NOT NULL,
+                data jsonb NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                acked_at timestamptz,
+                UNIQUE (event_id, user_id)
+            )
+            """,
+            "CREATE INDEX inbox_user ON inbox (user_id, id)",
+            "CREATE INDEX inbox_created ON inbox (created_at)",
+            // One push per (event, device), whatever happens to the event on the way.
+            """
+            CREATE TABLE deliveries (
+                id bigserial PRIMARY KEY,
+                event_id text NOT NULL,
+                inbox_id bigint NOT NULL,
+                user_id text NOT NULL,
+                device_id text NOT NULL,
+                provider text NOT NULL,
+                token text,
+                webhook_url text,
+                content jsonb NOT NULL,
+                state text NOT NULL DEFAULT 'pending',
+                attempts integer NOT NULL DEFAULT 0,
+                next_attempt_at timestamptz NOT NULL DEFAULT now(),
+                last_error text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                finished_at timestamptz,
+                UNIQUE (event_id, device_id)
+            )
+            """,
+            "CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE state = 'pending'",
+            "CREATE INDEX deliveries_finished ON deliveries (finished_at) WHERE state <> 'pending'",
+            """
+            CREATE TABLE attempts (
+                id bigserial PRIMARY KEY,
+                delivery_id bigint NOT NULL,
+                attempt integer NOT NULL,
+                provider text NOT NULL,
+                status integer NOT NULL,
+                outcome text NOT NULL,
+                latency_ms double precision NOT NULL,
+                error text,
+                at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE INDEX attempts_at ON attempts (at)",
+        ]),
+    ]
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Messaging
+import NIOCore
+import Outbox
+import Persistence
+import ServiceKit
+
+/// The notifications service: turns scheduler (and later invitation) events into inbox entries
+/// and pushes (APNs, FCM, webhook), retries them, and publishes each new inbox entry for the
+/// gateway's live streams.
+public enum NotificationsService {
+    /// The schema migrations, applied at start.
+    public static let migrations = NotificationsMigrations.all
+
+    /// Builds the running parts (used by `main` and by tests).
+    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
+        guard let database else { throw ServiceEnvironment.Invalid("notifications needs a database") }
+        var parts = parts
+        let config = try NotificationsConfig(environment: runtime.environment)
+        let http = try config.makeHTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let providers: [String: any PushProvider]
+        do {
+            providers = try await config.makeProviders(client: http)
+        } catch {
+            try? await http.shutdown()
+            throw ServiceEnvironment.Invalid("push provider settings: \(error)")
+        }
+        let logger = runtime.logs.logger("deliveries")
+        logger.info("push providers: \(providers.keys.sorted().joined(separator: ", "))")
+        var router = RPCRouter()
+        let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
+        let worker = DeliveryWorker(database: database, providers: providers, policy: config.retry, telemetry: runtime.telemetry,
+                                    logger: logger, poll: config.poll, concurrency: config.concurrency)
+        let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker)
+        InboxHandlers(database: database).register(into: &router)
+        let scheduler = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers.scheduler, database: database, router: &router)
+        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: handlers.accounts, database: database)
+        parts.services.append(outbox.relay)
+        parts.services.append(accounts.subscriber)
+        parts.services.append(scheduler.subscriber)
+        parts.services.append(worker)
+        parts.services.append(RetentionSweeper(database: database, retention: config.retention, every: .seconds(3600),
+                                               logger: runtime.logs.logger("retention")))
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        parts.closers.append(outbox.close)
+        parts.closers.append { await accounts.replay.close() }
+        parts.closers.append { await scheduler.replay.close() }
+        parts.closers.append { try? await http.shutdown() }
+        return parts
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// A notification as the user sees it, before a provider shapes it for APNs, FCM or a webhook.
+struct PushContent: Codable, Sendable, Equatable {
+    /// `alarm_fired`, `pre_alarm`, `alarm_missed`, `alarm_completed`, `invitation_received`.
+    var type: String
+    var title: String
+    var body: String
+    /// String values only (FCM's `data` is a string map).
+    var data: [String: String]
+    /// A fire breaks through Do Not Disturb (APNs priority 10, time-sensitive; FCM high);
+    /// everything else is a standard notification that respects it.
+    var urgent: Bool
+    /// `chronir://alarm/{id}` or `https://chronir.app/invite/{code}`.
+    var deepLink: String?
+    /// APNs/FCM collapse key: a newer push about the same thing replaces the older one.
+    var collapseKey: String?
+}
+
+/// Who gets a notification and what it says.
+struct RenderedNotification: Sendable {
+    var recipients: [String]
+    var content: PushContent
+}

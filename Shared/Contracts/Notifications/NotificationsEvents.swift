@@ -1,0 +1,43 @@
+import Foundation
+
+/// Events of the `notifications` stream (published; the gateway follows it for live streams).
+public enum NotificationsEvents {
+    /// A notification was stored in a user's inbox.
+    public static let notificationCreated = "notifications.notification-created"
+
+    /// Payload of ``notificationCreated``.
+    public struct NotificationCreated: Codable, Sendable, Equatable {
+        public var notification: InboxNotification
+        public init(notification: InboxNotification) { self.notification = notification }
+    }
+}
+
+/// One entry of a user's inbox (`GET /v1/me/notifications`), also what the live stream sends.
+public struct InboxNotification: Codable, Sendable, Equatable {
+    /// Increasing per deployment; the cursor of the inbox and the SSE event id.
+    public var id: Int64
+    public var userId: String
+    /// `alarm_fired`, `pre_alarm`, `alarm_missed`, `alarm_completed`, `invitation_received`, …
+    public var type: String
+    public var title: String
+    public var body: String
+    /// String data for the client (`alarmId`, `groupId`, `deepLink`, …).
+    public var data: [String: String]
+    /// The event this notification comes from.
+    public var eventId: String
+    public var createdAt: Date
+    public var ackedAt: Date?
+
+    public init(id: Int64, userId: String, type: String, title: String, body: String, data: [String: String], eventId: String,
+                createdAt: Date, ackedAt: Date?) {
+        self.id = id
+        self.userId = userId
+        self.type = type
+        self.title = title
+        self.body = body
+        self.data = data
+        self.eventId = eventId
+        self.createdAt = createdAt
+        self.ackedAt = ackedAt
+    }
+}

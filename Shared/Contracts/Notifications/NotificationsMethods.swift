@@ -1,0 +1,99 @@
+import Foundation
+import Messaging
+
+/// Requests the notifications service answers.
+public enum NotificationsMethods {
+    /// `GET /v1/me/notifications?since=<cursor>&limit=`: the caller's inbox after a cursor, oldest first.
+    public struct Inbox: RPCMethod {
+        public struct Request: Codable, Sendable {
+            /// The last id the client has (0 or absent: from the start of the retained inbox).
+            public var since: Int64?
+            public var limit: Int?
+            public init(since: Int64?, limit: Int?) {
+                self.since = since
+                self.limit = limit
+            }
+        }
+        public struct Response: Codable, Sendable {
+            public var notifications: [InboxNotification]
+            /// Pass as `since` for the next page (the last id returned, or the request's).
+            public var nextCursor: Int64
+            public var hasMore: Bool
+            public init(notifications: [InboxNotification], nextCursor: Int64, hasMore: Bool) {
+                self.notifications = notifications
+                self.nextCursor = nextCursor
+                self.hasMore = hasMore
+            }
+        }
+        public static let type = "notifications.inbox"
+    }
+
+    /// `POST /v1/me/notifications/{id}/ack`.
+    public struct Ack: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var id: Int64
+            public init(id: Int64) { self.id = id }
+        }
+        public typealias Response = InboxNotification
+        public static let type = "notifications.ack"
+    }
+
+    /// The head of the `notifications` stream (where a live follower starts).
+    public struct Head: RPCMethod {
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable {
+            public var head: Int64
+            public init(head: Int64) { self.head = head }
+        }
+        public static let type = "notifications.head"
+    }
+
+    /// Recent delivery attempts (`chronirctl notifications tail`), newest last.
+    public struct Attempts: RPCMethod {
+        public struct Request: Codable, Sendable {
+            /// Attempts after this id.
+            public var after: Int64
+            public var limit: Int
+            public init(after: Int64, limit: Int) {
+                self.after = after
+                self.limit = limit
+            }
+        }
+        public struct Attempt: Codable, Sendable {
+            public var id: Int64
+            public var deliveryId: Int64
+            public var eventId: String
+            public var userId: String
+            public var deviceId: String
+            public var provider: String
+            public var attempt: Int
+            /// HTTP status, or 0 when the request did not get an answer.
+            public var status: Int
+            /// `sent`, `retry`, `failed`, `unregistered`.
+            public var outcome: String
+            public var latencyMs: Double
+            public var error: String?
+            public var at: Date
+            public init(id: Int64, deliveryId: Int64, eventId: String, userId: String, deviceId: String, provider: String, attempt: Int,
+                        status: Int, outcome: String, latencyMs: Double, error: String?, at: Date) {
+                self.id = id
+                self.deliveryId = deliveryId
+                self.eventId = eventId
+                self.userId = userId
+                self.deviceId = deviceId
+                self.provider = provider
+                self.attempt = attempt
+                self.status = status
+                self.outcome = outcome
+                self.latencyMs = latencyMs
+                self.error = error
+                self.at = at
+            }
+        }
+        public struct Response: Codable, Sendable {
+            public var attempts: [Attempt]
+            public init(attempts: [Attempt]) { self.attempts = attempts }
+        }
+        public static let type = "notifications.attempts"
+    }
+}
