@@ -101,6 +101,16 @@ struct NotificationsTests {
 
             #expect(await eventually { live.ids == [String(nid)] }, "live: \(live.ids)")
             #expect(live.events.withLock { $0.first?.event } == "alarm_fired")
+
+            // The published events match proto/events.
+            let lines = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+                try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
+            }
+            #expect(!lines.isEmpty)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString).jsonl")
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let (status, output) = try ContractTests.runChecker(["--require-event-schemas", file.path])
+            #expect(status == 0, "\(output)")
         }
     }
 
@@ -127,6 +137,10 @@ struct NotificationsTests {
                 try await $0.query("SELECT device_id || ':' || state || ':' || attempts FROM deliveries ORDER BY device_id").all(String.self)
             }
             #expect(states == ["bad:failed:1", "flaky:sent:2", "gone:unregistered:1"])
+            // What `chronirctl notifications tail` shows.
+            let attempts = try await s.rpc(.notifications, NotificationsMethods.Attempts.self, .init(after: 0, limit: 100)).attempts
+            #expect(attempts.map { "\($0.deviceId):\($0.outcome):\($0.status)" }.sorted()
+                    == ["bad:failed:400", "flaky:retry:503", "flaky:sent:200", "gone:unregistered:410"])
 
             // The next fire does not try the removed token again.
             _ = try await fireNow(s, u, title: "Second")
