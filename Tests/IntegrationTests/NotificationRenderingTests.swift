@@ -1,0 +1,87 @@
+import Contracts
+import Crypto
+import Foundation
+@testable import NotificationsService
+import Testing
+
+/// What each event looks like on each provider, and the retry schedule.
+@Suite("Notification rendering")
+struct NotificationRenderingTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("a pre-alarm warning is a standard notification: APNs priority content is 'active', FCM normal, no alarm channel")
+    func preAlarmRespectsDoNotDisturb() throws {
+        let n = NotificationRenderer.preAlarm(.init(alarmId: "a1", title: "Change HVAC Filter", occurrenceAt: now, offsetMinutes: 1440,
+                                                    text: "Tomorrow: Change HVAC Filter at 9:00 AM", members: ["u1", "u2"], dueAt: now, firedAt: now))
+        #expect(n.recipients == ["u1", "u2"])
+        #expect(!n.content.urgent)
+        #expect(n.content.body == "Tomorrow: Change HVAC Filter at 9:00 AM")
+        let apns = try JSONSerialization.jsonObject(with: APNsProvider.payload(n.content)) as? [String: Any]
+        let aps = apns?["aps"] as? [String: Any]
+        #expect(aps?["interruption-level"] as? String == "active")
+        #expect(aps?["sound"] as? String == "default")
+        let fcm = FCMProvider.message(n.content, token: "t")
+        let android = fcm["android"] as? [String: Any]
+        #expect(android?["priority"] as? String == "normal")
+        #expect((android?["notification"] as? [String: Any])?["channel_id"] as? String != "cycle_alarm_channel")
+    }
+
+    @Test("a completion push reads like Appendix C and goes to the one recipient")
+    func completion() {
+        let n = NotificationRenderer.completed(.init(alarmId: "a1", title: "Change HVAC Filter", occurrenceAt: now, completionId: "c1",
+                                                     completedBy: "partner_uid", completedByName: "Partner", recipient: "u2", groupId: "g1"))
+        #expect(n.recipients == ["u2"])
+        #expect(n.content.title == "✓ Change HVAC Filter — Done")
+        #expect(n.content.body == "Marked complete by Partner")
+        #expect(n.content.data["type"] == "alarm_completed")
+        #expect(n.content.data["completedBy"] == "partner_uid")
+        #expect(n.content.data["groupId"] == "g1")
+    }
+
+    @Test("a fire alerts the alert members only, urgently, with the deep link")
+    func fire() {
+        let n = NotificationRenderer.fired(.init(alarmId: "alarm_abc123", title: "Change HVAC Filter", ownerId: "o", occurrenceAt: now, dueAt: now,
+                                                 firedAt: now, members: ["o", "m"], alertMembers: ["m"], groupId: "group_xyz789",
+                                                 assignedTo: "m", snoozeCount: 0))
+        #expect(n.recipients == ["m"])
+        #expect(n.content.urgent)
+        #expect(n.content.title == "Chronir: Change HVAC Filter")
+        #expect(n.content.deepLink == "chronir://alarm/alarm_abc123")
+        #expect(n.content.data["groupId"] == "group_xyz789")
+    }
+
+    @Test("back-off doubles from the base, is capped, jittered into [½, 1], and honours Retry-After")
+    func backoff() {
+        let p = RetryPolicy(base: .seconds(1), max: .seconds(60), tries: 5)
+        #expect(p.delay(after: 1, jitter: 1) == 1)
+        #expect(p.delay(after: 3, jitter: 1) == 4)
+        #expect(p.delay(after: 10, jitter: 1) == 60)
+        #expect(p.delay(after: 3, jitter: 0.5) == 2)
+        #expect(p.delay(after: 1, retryAfter: 30, jitter: 1) == 30)
+        #expect(p.delay(after: 1, retryAfter: 3600, jitter: 1) == 60)
+        for _ in 0..<100 {
+            let d = p.delay(after: 2)
+            #expect(d >= 1 && d <= 2)
+        }
+    }
+
+    @Test("the webhook signature is HMAC-SHA256 over '<t>.<body>'")
+    func signature() {
+        let key = SymmetricKey(data: Data("secret".utf8))
+        let sig = WebhookProvider.signature(secret: key, timestamp: 1_700_000_000, body: Data(#"{"a":1}"#.utf8))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(#"1700000000.{"a":1}"#.utf8), using: key).map { String(format: "%02x", $0) }.joined()
+        #expect(sig == "t=1700000000,v1=\(mac)")
+    }
+
+    @Test("provider answers are classified: APNs BadDeviceToken and FCM UNREGISTERED drop the token; 429/5xx retry; 400 fails")
+    func classification() {
+        #expect(APNsProvider.classify(status: 400, reason: "BadDeviceToken", retryAfter: nil).outcome == .unregistered)
+        #expect(APNsProvider.classify(status: 410, reason: "Unregistered", retryAfter: nil).outcome == .unregistered)
+        #expect(APNsProvider.classify(status: 400, reason: "PayloadTooLarge", retryAfter: nil).outcome == .failed)
+        #expect(APNsProvider.classify(status: 429, reason: "TooManyRequests", retryAfter: 5).retryAfter == 5)
+        #expect(FCMProvider.classify(status: 404, reason: "UNREGISTERED", retryAfter: nil).outcome == .unregistered)
+        #expect(FCMProvider.classify(status: 503, reason: "UNAVAILABLE", retryAfter: nil).outcome == .retry)
+        #expect(FCMProvider.classify(status: 400, reason: "INVALID_ARGUMENT", retryAfter: nil).outcome == .failed)
+        #expect(PushResult.classify(status: 204, reason: nil, retryAfter: nil).outcome == .sent)
+    }
+}
