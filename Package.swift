@@ -224,6 +224,8 @@ let package = Package(
             dependencies: [
                 "ServiceKit", "Messaging", "Contracts", "Schedules", "SchedulerService", "Persistence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Services/Chronirctl",
             swiftSettings: swiftSettings

@@ -8,7 +8,7 @@ struct NotificationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifications",
         abstract: "Inspect push deliveries.",
-        subcommands: [Tail.self]
+        subcommands: [Tail.self, Load.self, SSE.self]
     )
 
     struct Tail: AsyncParsableCommand {
