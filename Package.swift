@@ -207,9 +207,18 @@ let package = Package(
             path: "Services/Notifications/Main",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "InvitationsService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/Invitations/Sources",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "invitations",
-            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            dependencies: ["InvitationsService", "ServiceKit"],
             path: "Services/Invitations/Main",
             swiftSettings: swiftSettings
         ),
@@ -258,7 +267,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "SchedulerService", "NotificationsService", "Schedules", "ZMQ",
+                "AlarmsService", "SchedulerService", "NotificationsService", "InvitationsService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 count=${1:-20000}
 connections=${2:-10000}
 scripts/deps.sh
-ulimit -n 65536 || true
+ulimit -n "$(ulimit -Hn)" || true
 dir=.run/bench-notifications
 pgport=55436
 mkdir -p "$dir"

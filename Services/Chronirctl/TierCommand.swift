@@ -4,8 +4,8 @@ import Foundation
 import Messaging
 import ServiceKit
 
-/// `chronirctl tier set --user ID --tier plus`: sets a user's tier in the alarms service (an
-/// operator's override; billing's entitlement events do this in production).
+/// `chronirctl tier set --user ID --tier plus`: sets a user's tier on the profile (accounts) and
+/// in the alarms service (an operator's override; billing's entitlement events do this in production).
 struct TierCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tier",
@@ -23,6 +23,10 @@ struct TierCommand: AsyncParsableCommand {
         var tier: String
 
         func run() async throws {
+            guard let level = Tier(rawValue: tier) else { throw ValidationError("tier must be free, plus or premium") }
+            _ = try await ServiceCall.with(.accounts) { client in
+                try await client.call(AccountsMethods.SetTier.self, .init(userId: user, tier: level))
+            }
             let r = try await ServiceCall.with(.alarms) { client in
                 try await client.call(AlarmsMethods.SetTier.self, .init(userId: user, tier: tier))
             }

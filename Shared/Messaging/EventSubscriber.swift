@@ -49,7 +49,7 @@ public final class EventSubscriber: Service, Sendable {
 
     /// Runs the consumers and the SUB reader until graceful shutdown.
     public func run() async throws {
-        await withGracefulShutdownHandler {
+        let work = Task {
             await withDiscardingTaskGroup { group in
                 for consumer in consumers.values {
                     group.addTask { await consumer.run() }
@@ -58,9 +58,22 @@ public final class EventSubscriber: Service, Sendable {
                     group.addTask { await self.read(socket) }
                 }
             }
-        } onGracefulShutdown: {
-            for c in self.consumers.values { c.stop() }
-            self.socket?.finishMessages()
+        }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await work.value
+            } onGracefulShutdown: {
+                for c in self.consumers.values { c.stop() }
+                self.socket?.finishMessages()
+                // A consumer waiting on a producer that is gone (a replay request) is cancelled
+                // after a second; what it applies is transactional, so nothing is half done.
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    work.cancel()
+                }
+            }
+        } onCancel: {
+            work.cancel()
         }
         await socket?.close()
     }

@@ -56,7 +56,8 @@ extension TestSuite {
     /// Sets a user's tier through the alarms service's internal request.
     @discardableResult
     func setTier(_ user: TestUser, _ tier: String) async throws -> AlarmsMethods.SetTier.Response {
-        try await rpc(.alarms, AlarmsMethods.SetTier.self, .init(userId: user.uid, tier: tier))
+        _ = try await rpc(.accounts, AccountsMethods.SetTier.self, .init(userId: user.uid, tier: Tier(rawValue: tier) ?? .free))
+        return try await rpc(.alarms, AlarmsMethods.SetTier.self, .init(userId: user.uid, tier: tier))
     }
 }
 

@@ -14,6 +14,7 @@ struct AccountsHandlers: Sendable {
     let refreshTTL: Duration
 
     var database: Database { store.database }
+    var groups: GroupStore { GroupStore(database: store.database, outbox: outbox) }
 
     func register(into router: inout RPCRouter) {
         router.on(AccountsMethods.Signup.self) { request, _ in try await signup(request) }
@@ -33,6 +34,7 @@ struct AccountsHandlers: Sendable {
             SigningKeys(keys: [.init(kid: issuer.kid, x: issuer.publicX)], issuer: TokenIssuer.issuer, audience: TokenIssuer.audience)
         }
         router.on(AccountsMethods.Revocations.self) { _, _ in try await revocations() }
+        router.on(AccountsMethods.SetTier.self) { request, _ in try await setTier(request) }
     }
 
     // MARK: Sign-up, login, refresh, logout
@@ -201,6 +203,7 @@ struct AccountsHandlers: Sendable {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
             }
             try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
+            try await groups.removeUser(uid, on: c)
             try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
             try await outbox.append(AccountsEvents.userDeleted, AccountsEvents.UserDeleted(uid: uid, email: user.email), actor: uid, on: c)
         }
@@ -240,6 +243,18 @@ struct AccountsHandlers: Sendable {
         }
         outbox.committed()
         return Empty()
+    }
+
+    /// Sets the tier on the profile and tells the other services.
+    func setTier(_ request: AccountsMethods.SetTier.Request) async throws -> User {
+        let user: User = try await database.transaction { c in
+            try await c.query("UPDATE users SET tier = \(request.tier.rawValue), updated_at = now() WHERE id = \(request.userId)", logger: database.logger)
+            guard let user = try await store.user(id: request.userId, on: c) else { throw ServiceError(.notFound, "no user \(request.userId)") }
+            try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
+            return user
+        }
+        outbox.committed()
+        return user
     }
 
     // MARK: Helpers

@@ -71,5 +71,30 @@ enum AccountsMigrations {
             )
             """,
         ]),
+        Migration(3, "groups and members", [
+            """
+            CREATE TABLE groups (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                description text,
+                owner_id text NOT NULL,
+                icon_name text NOT NULL,
+                max_members integer NOT NULL DEFAULT 10,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            """
+            CREATE TABLE group_members (
+                group_id text NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                role text NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+                joined_at timestamptz NOT NULL DEFAULT now(),
+                invited_by text,
+                PRIMARY KEY (group_id, user_id)
+            )
+            """,
+            "CREATE INDEX group_members_user ON group_members (user_id)",
+        ]),
     ]
 }

@@ -26,6 +26,7 @@ public enum AccountsService {
             refreshTTL: try env.duration("CHRONIR_REFRESH_TTL", .seconds(30 * 86_400))
         )
         handlers.register(into: &router)
+        GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
         parts.services.append(outbox.relay)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)

@@ -21,6 +21,7 @@ struct AccountsEventHandlers: Sendable {
         h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { user, ctx, c in
             try await deleteUser(user.uid, on: c)
         }
+        GroupEventHandlers(store: store, changes: changes).register(into: &h)
         return h
     }
 

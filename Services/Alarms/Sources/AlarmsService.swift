@@ -31,12 +31,16 @@ public enum AlarmsService {
                                                   database: database)
         let scheduler = try runtime.makePushedSubscriber(
             to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router)
+        let invitations = try runtime.makeSubscriber(to: .invitations, handlers: InvitationEventHandlers(store: store, changes: changes).handlers,
+                                                     database: database)
         parts.services.append(outbox.relay)
         parts.services.append(accounts.subscriber)
+        parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }
+        parts.closers.append { await invitations.replay.close() }
         parts.closers.append { await scheduler.replay.close() }
         return parts
     }

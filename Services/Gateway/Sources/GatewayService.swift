@@ -27,6 +27,8 @@ public enum GatewayService {
         MeRoutes.add(to: router, gateway: gateway)
         AlarmRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway)
+        GroupRoutes.add(to: router, gateway: gateway)
+        InvitationRoutes.add(to: router, gateway: gateway)
         let hub = LiveHub(notifications: clients.notifications)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
 

@@ -1,11 +1,4 @@
-// The invitations service. For now it starts, migrates its schema (outbox and checkpoints),
-// connects and answers health; its behaviour arrives with its own issue.
-import Messaging
-import Outbox
+import InvitationsService
 import ServiceKit
 
-await ServiceHost.main(service: "invitations", migrations: [OutboxSchema.migration]) { runtime, database, parts in
-    var parts = parts
-    parts.services.append(try runtime.makeRPCServer(router: RPCRouter(), health: parts.health))
-    return parts
-}
+await ServiceHost.main(service: "invitations", migrations: InvitationsService.migrations, build: InvitationsService.build)

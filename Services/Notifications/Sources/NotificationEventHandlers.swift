@@ -28,6 +28,17 @@ struct NotificationEventHandlers: Sendable {
         return h
     }
 
+    var invitations: EventHandlers {
+        var h = EventHandlers()
+        h.on(InvitationsEvents.created, InvitationsEvents.Changed.self) { e, ctx, c in
+            if let n = NotificationRenderer.invitationReceived(e) { try await store(n, ctx, c) }
+        }
+        h.on(InvitationsEvents.accepted, InvitationsEvents.Changed.self) { e, ctx, c in
+            try await store(NotificationRenderer.invitationAccepted(e), ctx, c)
+        }
+        return h
+    }
+
     var accounts: EventHandlers {
         var h = EventHandlers()
         h.on(AccountsEvents.deviceUpserted, AccountsEvents.DeviceUpserted.self) { e, ctx, c in

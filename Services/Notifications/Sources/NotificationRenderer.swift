@@ -49,4 +49,26 @@ enum NotificationRenderer {
             type: "alarm_completed", title: "✓ \(e.title) — Done", body: "Marked complete by \(e.completedByName)",
             data: data, urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))
     }
+
+    static func inviteLink(_ code: String) -> String { "https://chronir.app/invite/\(code)" }
+
+    static func invitationReceived(_ e: InvitationsEvents.Changed) -> RenderedNotification? {
+        guard let invitee = e.userId else { return nil }
+        let i = e.invitation
+        let what = i.type == "group" ? "the \(i.referenceName) group" : "share \(i.referenceName)"
+        return RenderedNotification(recipients: [invitee], content: PushContent(
+            type: "invitation_received", title: "Chronir Invite", body: "\(i.inviterDisplayName) invited you to \(what)",
+            data: ["type": "invitation_received", "invitationId": i.id, "deepLink": inviteLink(i.id)],
+            urgent: false, deepLink: inviteLink(i.id), collapseKey: "invite-\(i.id)"))
+    }
+
+    static func invitationAccepted(_ e: InvitationsEvents.Changed) -> RenderedNotification {
+        let i = e.invitation
+        let who = e.userDisplayName ?? "Someone"
+        let what = i.type == "group" ? "joined \(i.referenceName)" : "now shares \(i.referenceName)"
+        return RenderedNotification(recipients: [i.inviterId], content: PushContent(
+            type: "invitation_accepted", title: "Invitation accepted", body: "\(who) \(what)",
+            data: ["type": "invitation_accepted", "invitationId": i.id, "referenceId": i.referenceId, "deepLink": inviteLink(i.id)],
+            urgent: false, deepLink: inviteLink(i.id), collapseKey: "invite-\(i.id)"))
+    }
 }

@@ -35,8 +35,10 @@ public enum NotificationsService {
         InboxHandlers(database: database).register(into: &router)
         let scheduler = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers.scheduler, database: database, router: &router)
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: handlers.accounts, database: database)
+        let invitations = try runtime.makeSubscriber(to: .invitations, handlers: handlers.invitations, database: database)
         parts.services.append(outbox.relay)
         parts.services.append(accounts.subscriber)
+        parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(worker)
         parts.services.append(RetentionSweeper(database: database, retention: config.retention, every: .seconds(3600),
@@ -44,6 +46,7 @@ public enum NotificationsService {
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }
+        parts.closers.append { await invitations.replay.close() }
         parts.closers.append { await scheduler.replay.close() }
         parts.closers.append { try? await http.shutdown() }
         return parts

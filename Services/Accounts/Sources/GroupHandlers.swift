@@ -1,0 +1,196 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// Groups (`chronir-api.md` §5, §11): Premium creates; members read; owner and admins edit;
+/// the owner deletes, changes roles and transfers ownership; members leave, owner and admins
+/// remove. Someone outside a group cannot tell it exists (404).
+struct GroupHandlers: Sendable {
+    let store: GroupStore
+    let accounts: AccountsStore
+    var database: Database { store.database }
+
+    func register(into router: inout RPCRouter) {
+        router.on(GroupMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.List.self) { _, ctx in try await list(actor: try ctx.requireActor()) }
+        router.on(GroupMethods.Get.self) { req, ctx in
+            let actor = try ctx.requireActor()
+            return try await database.transaction { c in try await visible(req.groupId, actor: actor, on: c).group }
+        }
+        router.on(GroupMethods.Update.self) { req, ctx in try await update(req, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.Delete.self) { req, ctx in try await delete(req.groupId, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.Members.self) { req, ctx in
+            let actor = try ctx.requireActor()
+            return try await database.transaction { c in
+                _ = try await visible(req.groupId, actor: actor, on: c)
+                return .init(members: try await store.members(req.groupId, on: c))
+            }
+        }
+        router.on(GroupMethods.SetRole.self) { req, ctx in try await setRole(req, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.RemoveMember.self) { req, ctx in try await remove(req, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.Transfer.self) { req, ctx in try await transfer(req, actor: try ctx.requireActor()) }
+        router.on(GroupMethods.AddMember.self) { req, _ in try await add(req) }
+        router.on(GroupMethods.Membership.self) { req, _ in
+            try await database.transaction { c in
+                guard let g = try await store.lock(req.groupId, on: c) else { throw Self.notFound(req.groupId) }
+                return .init(group: g, role: try await store.role(of: req.uid, in: g.id, on: c))
+            }
+        }
+    }
+
+    static func notFound(_ id: String) -> ServiceError { ServiceError(.notFound, "no group \(id)") }
+
+    /// The group and the actor's role; 404 for non-members (they cannot learn it exists).
+    func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: String) {
+        guard let g = try await store.lock(id, on: c), let role = try await store.role(of: actor, in: id, on: c) else { throw Self.notFound(id) }
+        return (g, role)
+    }
+
+    static func text(_ value: String, field: String, max: Int) throws -> String {
+        let t = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !t.isEmpty, t.count <= max else { throw ServiceError(.validationFailed, "\(field) must be 1...\(max) characters") }
+        return t
+    }
+
+    func create(_ req: GroupMethods.Create.Request, actor: String) async throws -> Group {
+        let name = try Self.text(req.name, field: "name", max: 50)
+        let description = try req.description.map { try Self.text($0, field: "description", max: 200) }
+        let icon = try Self.text(req.iconName ?? "house", field: "iconName", max: 40)
+        let g: Group = try await database.transaction { c in
+            guard let user = try await accounts.user(id: actor, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
+            guard user.tier == .premium else { throw ServiceError(.tierRequired, "creating a group needs Premium") }
+            let id = UUIDv7.string()
+            try await c.query("""
+                INSERT INTO groups (id, name, description, owner_id, icon_name, max_members) VALUES (\(id), \(name), \(description), \(actor), \(icon), \(Int32(GroupStore.maxMembers)))
+                """, logger: store.logger)
+            try await c.query("INSERT INTO group_members (group_id, user_id, role) VALUES (\(id), \(actor), 'owner')", logger: store.logger)
+            return try await store.changed(id, actor: actor, on: c)
+        }
+        store.outbox.committed()
+        return g
+    }
+
+    func list(actor: String) async throws -> GroupMethods.List.Response {
+        try await database.transaction { c in
+            var groups: [Group] = []
+            for id in try await store.groupIds(of: actor, on: c) {
+                if let g = try await store.lock(id, on: c) { groups.append(g) }
+            }
+            return .init(groups: groups)
+        }
+    }
+
+    func update(_ req: GroupMethods.Update.Request, actor: String) async throws -> Group {
+        let g: Group = try await database.transaction { c in
+            let (g, role) = try await visible(req.groupId, actor: actor, on: c)
+            guard role == "owner" || role == "admin" else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
+            if let n = req.name {
+                try await c.query("UPDATE groups SET name = \(try Self.text(n, field: "name", max: 50)) WHERE id = \(g.id)", logger: store.logger)
+            }
+            switch req.description {
+            case .unchanged: break
+            case .cleared: try await c.query("UPDATE groups SET description = NULL WHERE id = \(g.id)", logger: store.logger)
+            case .set(let d):
+                try await c.query("UPDATE groups SET description = \(try Self.text(d, field: "description", max: 200)) WHERE id = \(g.id)", logger: store.logger)
+            }
+            if let i = req.iconName {
+                try await c.query("UPDATE groups SET icon_name = \(try Self.text(i, field: "iconName", max: 40)) WHERE id = \(g.id)", logger: store.logger)
+            }
+            return try await store.changed(g.id, actor: actor, on: c)
+        }
+        store.outbox.committed()
+        return g
+    }
+
+    func delete(_ id: String, actor: String) async throws -> Empty {
+        try await database.transaction { c in
+            let (g, role) = try await visible(id, actor: actor, on: c)
+            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
+            try await store.delete(g, actor: actor, on: c)
+        }
+        store.outbox.committed()
+        return Empty()
+    }
+
+    func setRole(_ req: GroupMethods.SetRole.Request, actor: String) async throws -> GroupMember {
+        guard req.role == "admin" || req.role == "member" else {
+            throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
+        }
+        let m: GroupMember = try await database.transaction { c in
+            let (g, role) = try await visible(req.groupId, actor: actor, on: c)
+            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
+            guard let current = try await store.role(of: req.uid, in: g.id, on: c) else {
+                throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
+            }
+            guard current != "owner" else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
+            try await c.query("UPDATE group_members SET role = \(req.role) WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            try await store.changed(g.id, actor: actor, on: c)
+            guard let m = try await store.members(g.id, on: c).first(where: { $0.uid == req.uid }) else { throw Self.notFound(g.id) }
+            return m
+        }
+        store.outbox.committed()
+        return m
+    }
+
+    func remove(_ req: GroupMethods.MemberRef, actor: String) async throws -> Empty {
+        try await database.transaction { c in
+            let (g, role) = try await visible(req.groupId, actor: actor, on: c)
+            guard let target = try await store.role(of: req.uid, in: g.id, on: c) else {
+                throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
+            }
+            if req.uid == actor {
+                guard target != "owner" else {
+                    throw ServiceError(.validationFailed, "the owner cannot leave; transfer ownership first or delete the group")
+                }
+            } else {
+                guard role == "owner" || role == "admin" else {
+                    throw ServiceError(.permissionDenied, "only the owner or an admin removes members of group \(g.id)")
+                }
+                guard target != "owner" else { throw ServiceError(.permissionDenied, "the owner cannot be removed") }
+                guard role == "owner" || target == "member" else { throw ServiceError(.permissionDenied, "only the owner removes an admin") }
+            }
+            try await c.query("DELETE FROM group_members WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            try await store.changed(g.id, removed: [req.uid], actor: actor, on: c)
+        }
+        store.outbox.committed()
+        return Empty()
+    }
+
+    func transfer(_ req: GroupMethods.MemberRef, actor: String) async throws -> Group {
+        let g: Group = try await database.transaction { c in
+            let (g, role) = try await visible(req.groupId, actor: actor, on: c)
+            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
+            guard req.uid != actor else { throw ServiceError(.validationFailed, "you already own group \(g.id)") }
+            guard try await store.role(of: req.uid, in: g.id, on: c) != nil else {
+                throw ServiceError(.validationFailed, "ownership goes to a member of the group; \(req.uid) is not one")
+            }
+            try await c.query("UPDATE group_members SET role = 'admin' WHERE group_id = \(g.id) AND user_id = \(actor)", logger: store.logger)
+            try await c.query("UPDATE group_members SET role = 'owner' WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            try await c.query("UPDATE groups SET owner_id = \(req.uid) WHERE id = \(g.id)", logger: store.logger)
+            return try await store.changed(g.id, actor: actor, on: c)
+        }
+        store.outbox.committed()
+        return g
+    }
+
+    /// Adds the acceptor of a group invitation (idempotent: a member already is one).
+    func add(_ req: GroupMethods.AddMember.Request) async throws -> Group {
+        let g: Group = try await database.transaction { c in
+            guard let g = try await store.lock(req.groupId, on: c) else { throw Self.notFound(req.groupId) }
+            if g.memberIds.contains(req.uid) { return g }
+            guard g.memberCount < g.maxMembers else {
+                throw ServiceError(.groupMemberLimit, "group \(g.name) already has \(g.maxMembers) members")
+            }
+            guard try await accounts.user(id: req.uid, on: c) != nil else { throw ServiceError(.notFound, "no user \(req.uid)") }
+            try await c.query("""
+                INSERT INTO group_members (group_id, user_id, role, invited_by) VALUES (\(g.id), \(req.uid), 'member', \(req.invitedBy))
+                """, logger: store.logger)
+            return try await store.changed(g.id, actor: req.uid, on: c)
+        }
+        store.outbox.committed()
+        return g
+    }
+}

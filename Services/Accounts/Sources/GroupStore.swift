@@ -1,0 +1,87 @@
+import Contracts
+import Foundation
+import Logging
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// Groups and their members in the accounts schema, and the events that tell the other
+/// services (alarms keeps who may see group alarms; invitations and notifications names).
+struct GroupStore: Sendable {
+    let database: Database
+    let outbox: OutboxWriter
+
+    var logger: Logger { database.logger }
+
+    static let maxMembers = 10
+
+    /// The group locked for a change, or nil.
+    func lock(_ id: String, on c: PostgresConnection) async throws -> Group? {
+        let rows = try await c.query("""
+            SELECT id, name, description, owner_id, icon_name, max_members, created_at, updated_at FROM groups WHERE id = \(id) FOR UPDATE
+            """, logger: logger)
+        guard let (id, name, description, owner, icon, max, created, updated)
+            = try await rows.decode((String, String, String?, String, String, Int32, Date, Date).self).first(where: { _ in true }) else { return nil }
+        let members = try await memberRoles(id, on: c)
+        return Group(id: id, name: name, description: description, ownerId: owner, memberIds: members.map(\.uid), memberCount: members.count,
+                     maxMembers: Int(max), iconName: icon, createdAt: created, updatedAt: updated)
+    }
+
+    func memberRoles(_ group: String, on c: PostgresConnection) async throws -> [AccountsEvents.MemberRole] {
+        var out: [AccountsEvents.MemberRole] = []
+        let rows = try await c.query("SELECT user_id, role FROM group_members WHERE group_id = \(group) ORDER BY joined_at, user_id", logger: logger)
+        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: role)) }
+        return out
+    }
+
+    func role(of user: String, in group: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    }
+
+    func members(_ group: String, on c: PostgresConnection) async throws -> [GroupMember] {
+        var out: [GroupMember] = []
+        let rows = try await c.query("""
+            SELECT m.user_id, u.display_name, u.email, u.photo_url, m.role, m.joined_at, m.invited_by
+            FROM group_members m JOIN users u ON u.id = m.user_id WHERE m.group_id = \(group) ORDER BY m.joined_at, m.user_id
+            """, logger: logger)
+        for try await (uid, name, email, photo, role, joined, invitedBy) in rows.decode((String, String, String, String?, String, Date, String?).self) {
+            out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: role, joinedAt: joined, invitedBy: invitedBy))
+        }
+        return out
+    }
+
+    /// Ids of the groups `user` belongs to.
+    func groupIds(of user: String, on c: PostgresConnection) async throws -> [String] {
+        try await c.query("SELECT group_id FROM group_members WHERE user_id = \(user) ORDER BY joined_at, group_id", logger: logger).all(String.self)
+    }
+
+    /// Touches the group and publishes its state (re-read), with who left.
+    @discardableResult
+    func changed(_ id: String, removed: [String] = [], actor: String?, on c: PostgresConnection) async throws -> Group {
+        try await c.query("UPDATE groups SET updated_at = now() WHERE id = \(id)", logger: logger)
+        guard let g = try await lock(id, on: c) else { throw ServiceError(.notFound, "no group \(id)") }
+        _ = try await outbox.append(AccountsEvents.groupUpserted,
+                                    AccountsEvents.GroupUpserted(group: g, members: try await memberRoles(id, on: c), removed: removed),
+                                    actor: actor, on: c)
+        return g
+    }
+
+    func delete(_ g: Group, actor: String?, on c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM groups WHERE id = \(g.id)", logger: logger)
+        _ = try await outbox.append(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted(groupId: g.id, memberIds: g.memberIds), actor: actor, on: c)
+    }
+
+    /// An account goes: its own groups are deleted, it leaves the others.
+    func removeUser(_ uid: String, on c: PostgresConnection) async throws {
+        for id in try await groupIds(of: uid, on: c) {
+            guard let g = try await lock(id, on: c) else { continue }
+            if g.ownerId == uid {
+                try await delete(g, actor: uid, on: c)
+            } else {
+                try await c.query("DELETE FROM group_members WHERE group_id = \(id) AND user_id = \(uid)", logger: logger)
+                try await changed(id, removed: [uid], actor: uid, on: c)
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import PostgresNIO
+
+/// Group membership from the accounts stream (who may see and edit group alarms), with the
+/// cascade of `chronir-api.md` §5.3–§5.4: a new member sees every group alarm; a member who
+/// leaves is taken off them and unassigned, so the scheduler stops alerting them.
+struct GroupEventHandlers: Sendable {
+    let store: AlarmStore
+    let changes: AlarmChanges
+
+    func register(into h: inout EventHandlers) {
+        h.on(AccountsEvents.groupUpserted, AccountsEvents.GroupUpserted.self) { e, _, c in
+            try await upserted(e, on: c)
+        }
+        h.on(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted.self) { e, _, c in
+            try await deleted(e, on: c)
+        }
+    }
+
+    func upserted(_ e: AccountsEvents.GroupUpserted, on c: PostgresConnection) async throws {
+        let g = e.group.id
+        let old = Set(try await store.groupMembers(group: g, on: c))
+        try await c.query("DELETE FROM group_members WHERE group_id = \(g)", logger: store.logger)
+        try await c.query("""
+            INSERT INTO group_members (group_id, user_id, role)
+            SELECT \(g), u, r FROM unnest(\(e.members.map(\.uid))::text[], \(e.members.map(\.role))::text[]) AS x(u, r)
+            """, logger: store.logger)
+        let now = Set(e.members.map(\.uid))
+        let removed = Set(e.removed).union(old.subtracting(now))
+        try await reshare(group: g, adding: now.subtracting(old), removing: removed, detach: false, on: c)
+    }
+
+    func deleted(_ e: AccountsEvents.GroupDeleted, on c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM group_members WHERE group_id = \(e.groupId)", logger: store.logger)
+        try await reshare(group: e.groupId, adding: [], removing: Set(e.memberIds), detach: true, on: c)
+    }
+
+    /// Applies membership changes to every live alarm of the group.
+    func reshare(group: String, adding: Set<String>, removing: Set<String>, detach: Bool, on c: PostgresConnection) async throws {
+        guard !adding.isEmpty || !removing.isEmpty || detach else { return }
+        let ids = try await c.query("SELECT id FROM alarms WHERE group_id = \(group) AND deleted_at IS NULL ORDER BY id", logger: store.logger)
+            .all(String.self)
+        for id in ids {
+            guard let a = try await store.lock(id, on: c) else { continue }
+            var n = a
+            n.sharedWith = Array(Set(a.sharedWith).union(adding).subtracting(removing).subtracting([a.ownerId])).sorted()
+            n.isShared = !n.sharedWith.isEmpty
+            if let assignee = n.assignedTo, !n.members.contains(assignee) { n.assignedTo = nil }
+            if detach { n.groupId = nil }
+            guard n != a else { continue }
+            n.version = a.version + 1
+            n.updatedAt = Date()
+            try await store.update(n, on: c)
+            try await changes.record(before: a, after: n, actor: nil, on: c)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Contracts
+import Foundation
+import Logging
+import Persistence
+import ServiceLifecycle
+
+/// Marks pending invitations past their expiry as `expired` (and publishes it), periodically.
+struct ExpirySweeper: Service {
+    let store: InvitationStore
+    let every: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let n = try await sweep()
+                    if n > 0 { logger.info("expired \(n) invitation(s)") }
+                } catch {
+                    logger.error("expiry sweep: \(error)")
+                }
+                try? await Task.sleep(for: every)
+            }
+        }
+    }
+
+    /// Expires what is due now; returns how many.
+    func sweep() async throws -> Int {
+        let n: Int = try await store.database.transaction { c in
+            let due = try await InvitationStore.decode(c.query("""
+                SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE status = 'pending' AND expires_at <= now()
+                ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
+                """, logger: store.logger))
+            for i in due {
+                _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
+            }
+            return due.count
+        }
+        if n > 0 { store.outbox.committed() }
+        return n
+    }
+}

@@ -1,0 +1,205 @@
+import Contracts
+import Crypto
+import Foundation
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// Invitations (`chronir-api.md` §6, §11): Premium inviters (`CA002`), 10 per hour (`CA019`,
+/// HTTP 429), 7-day expiry (`CA004`), accept once (`CA005`); an alarm invitation comes from the
+/// alarm's owner, a group invitation from the group's owner or an admin.
+struct InvitationHandlers: Sendable {
+    let store: InvitationStore
+    let accounts: RPCClient
+    let alarms: RPCClient
+    let lifetime: Duration
+    let perHour: Int
+    var database: Database { store.database }
+
+    func register(into router: inout RPCRouter) {
+        router.on(InvitationsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor(), ctx: ctx) }
+        router.on(InvitationsMethods.List.self) { req, ctx in try await list(req.role, actor: try ctx.requireActor(), email: Self.email(ctx)) }
+        router.on(InvitationsMethods.Get.self) { req, ctx in
+            _ = try ctx.requireActor()
+            guard let i = try await InvitationStore.decode(database.query(
+                "SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE code = \(req.code)")).first else { throw Self.notFound }
+            return i
+        }
+        router.on(InvitationsMethods.Accept.self) { req, ctx in try await accept(req.code, actor: try ctx.requireActor(), email: Self.email(ctx)) }
+        router.on(InvitationsMethods.Decline.self) { req, ctx in try await decline(req.code, actor: try ctx.requireActor(), email: Self.email(ctx)) }
+        router.on(InvitationsMethods.Revoke.self) { req, ctx in try await revoke(req.code, actor: try ctx.requireActor()) }
+    }
+
+    static let notFound = ServiceError(.notFound, "no such invitation")
+
+    static func email(_ ctx: RPCContext) -> String? { ctx.envelope.headers[AuthHeaders.email]?.lowercased() }
+
+    /// 128 random bits, URL-safe base64 without padding (22 characters).
+    static func newCode() -> String {
+        let key = SymmetricKey(size: .bits128)
+        let bytes = key.withUnsafeBytes { Data($0) }
+        return bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    func user(_ uid: String, on c: PostgresConnection) async throws -> (email: String, name: String, tier: Tier)? {
+        let rows = try await c.query("SELECT email, display_name, tier FROM users WHERE uid = \(uid)", logger: store.logger)
+        guard let (email, name, tier) = try await rows.decode((String, String, String).self).first(where: { _ in true }) else { return nil }
+        return (email, name, Tier(rawValue: tier) ?? .free)
+    }
+
+    func create(_ req: InvitationsMethods.Create.Request, actor: String, ctx: RPCContext) async throws -> Invitation {
+        guard req.type == "alarm" || req.type == "group" else { throw ServiceError(.validationFailed, "type must be alarm or group") }
+        guard !req.referenceId.isEmpty else { throw ServiceError(.validationFailed, "referenceId is required") }
+        let email = try req.inviteeEmail.map { e -> String in
+            let t = e.trimmingCharacters(in: .whitespaces).lowercased()
+            guard t.count <= 254, t.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) != nil else {
+                throw ServiceError(.validationFailed, "inviteeEmail is not an email address")
+            }
+            return t
+        }
+        if let email, email == Self.email(ctx) { throw ServiceError(.validationFailed, "you cannot invite yourself") }
+        // The tier as accounts knows it now (not a read model that may lag an upgrade).
+        let inviter = try await accounts.call(AccountsMethods.GetMe.self, Empty(), actor: actor, headers: ctx.envelope.headers)
+        guard inviter.tier == .premium else { throw ServiceError(.tierRequired, "sharing needs Premium") }
+        // Whether the inviter may share this: asked of the owners of the data.
+        let referenceName: String
+        switch req.type {
+        case "alarm":
+            let alarm = try await alarms.call(AlarmsMethods.Get.self, .init(id: req.referenceId), actor: actor, headers: ctx.envelope.headers)
+            guard alarm.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner shares alarm \(alarm.id)") }
+            referenceName = alarm.title
+        default:
+            let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: req.referenceId, uid: actor))
+            guard let role = m.role else { throw ServiceError(.notFound, "no group \(req.referenceId)") }
+            guard role == "owner" || role == "admin" else {
+                throw ServiceError(.permissionDenied, "only the owner or an admin invites to group \(m.group.name)")
+            }
+            guard m.group.memberCount < m.group.maxMembers else {
+                throw ServiceError(.groupMemberLimit, "group \(m.group.name) already has \(m.group.maxMembers) members")
+            }
+            referenceName = m.group.name
+        }
+        let (invitation, invitee): (Invitation, String?) = try await database.transaction { c in
+            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(actor)))", logger: store.logger)
+            let recent = try await c.query("""
+                SELECT count(*)::int, min(created_at) FROM invitations WHERE inviter_id = \(actor) AND created_at > now() - interval '1 hour'
+                """, logger: store.logger)
+            for try await (count, oldest) in recent.decode((Int, Date?).self) where count >= perHour {
+                let retry = max(1, Int(((oldest ?? Date()).timeIntervalSinceNow + 3600).rounded(.up)))
+                throw ServiceError(.rateLimited, "at most \(perHour) invitations per hour",
+                                   details: .object(["retryAfterSeconds": .number(Double(retry))]))
+            }
+            let code = Self.newCode()
+            let rows = try await InvitationStore.decode(c.query("""
+                INSERT INTO invitations (code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, expires_at)
+                VALUES (\(code), \(req.type), \(req.referenceId), \(referenceName), \(actor), \(inviter.displayName), \(email),
+                        now() + make_interval(secs => \(Double(lifetime.components.seconds))))
+                RETURNING \(unescaped: InvitationStore.columns)
+                """, logger: store.logger))
+            guard let i = rows.first else { throw ServiceError(.internalError, "invitation not stored") }
+            let invitee = try await email.asyncMap { e in
+                try await c.query("SELECT uid FROM users WHERE lower(email) = \(e)", logger: store.logger).first(String.self)
+            } ?? nil
+            _ = try await store.outbox.append(InvitationsEvents.created,
+                                              InvitationsEvents.Changed(invitation: i, userId: invitee, userDisplayName: nil, reason: nil),
+                                              actor: actor, on: c)
+            return (i, invitee)
+        }
+        _ = invitee
+        store.outbox.committed()
+        return invitation
+    }
+
+    func list(_ role: String, actor: String, email: String?) async throws -> InvitationsMethods.List.Response {
+        switch role {
+        case "invitee":
+            guard let email else { return .init(invitations: []) }
+            return .init(invitations: try await InvitationStore.decode(database.query("""
+                SELECT \(unescaped: InvitationStore.columns) FROM invitations
+                WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC
+                """)))
+        case "inviter":
+            return .init(invitations: try await InvitationStore.decode(database.query("""
+                SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE inviter_id = \(actor) ORDER BY created_at DESC LIMIT 500
+                """)))
+        default:
+            throw ServiceError(.validationFailed, "role must be invitee or inviter")
+        }
+    }
+
+    /// The invitation if it can still be answered by `actor`; an expired one is marked so first.
+    func pending(_ code: String, actor: String, email: String?, on c: PostgresConnection) async throws -> Invitation {
+        guard let i = try await store.lock(code, on: c) else { throw Self.notFound }
+        if let invitee = i.inviteeEmail, invitee.lowercased() != email {
+            throw ServiceError(.permissionDenied, "this invitation was sent to someone else")
+        }
+        switch i.status {
+        case "pending": break
+        case "accepted": throw ServiceError(.invitationAlreadyAccepted, "this invitation was already accepted")
+        case "expired": throw ServiceError(.invitationExpired, "this invitation expired on \(ISOTime.format(i.expiresAt))")
+        default: throw ServiceError(.invitationNotPending, "this invitation was \(i.status)")
+        }
+        guard i.inviterId != actor else { throw ServiceError(.validationFailed, "you cannot answer your own invitation") }
+        return i
+    }
+
+    func accept(_ code: String, actor: String, email: String?) async throws -> Invitation {
+        do {
+            let result: Invitation = try await database.transaction { c in
+                let i = try await pending(code, actor: actor, email: email, on: c)
+                if i.expiresAt <= Date() {
+                    _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
+                    throw Expired(at: i.expiresAt)
+                }
+                if i.type == "group" {
+                    // The member limit is checked where members live, before the invitation is spent.
+                    _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))
+                }
+                let name = try await user(actor, on: c)?.name
+                return try await store.finish(i, status: "accepted", event: InvitationsEvents.accepted, user: actor, userName: name, reason: nil, on: c)
+            }
+            store.outbox.committed()
+            return result
+        } catch let e as Expired {
+            store.outbox.committed()
+            throw ServiceError(.invitationExpired, "this invitation expired on \(ISOTime.format(e.at))")
+        }
+    }
+
+    /// Thrown out of the transaction that marked the invitation expired (so the mark commits).
+    struct Expired: Error {
+        var at: Date
+    }
+
+    func decline(_ code: String, actor: String, email: String?) async throws -> Invitation {
+        let result: Invitation = try await database.transaction { c in
+            let i = try await pending(code, actor: actor, email: email, on: c)
+            guard i.inviteeEmail != nil else {
+                throw ServiceError(.validationFailed, "a link invitation cannot be declined; just do not accept it")
+            }
+            let name = try await user(actor, on: c)?.name
+            return try await store.finish(i, status: "declined", event: InvitationsEvents.declined, user: actor, userName: name, reason: nil, on: c)
+        }
+        store.outbox.committed()
+        return result
+    }
+
+    func revoke(_ code: String, actor: String) async throws -> Invitation {
+        let result: Invitation = try await database.transaction { c in
+            guard let i = try await store.lock(code, on: c), i.inviterId == actor else { throw Self.notFound }
+            guard i.status == "pending" else { throw ServiceError(.invitationNotPending, "this invitation was already \(i.status)") }
+            return try await store.finish(i, status: "revoked", event: InvitationsEvents.revoked, user: nil, userName: nil, reason: "inviter", on: c)
+        }
+        store.outbox.committed()
+        return result
+    }
+}
+
+extension Optional {
+    func asyncMap<U>(_ f: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let v = self else { return nil }
+        return try await f(v)
+    }
+}

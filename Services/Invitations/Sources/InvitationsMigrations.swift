@@ -1,0 +1,41 @@
+import Outbox
+import Persistence
+
+/// The invitations schema, in order.
+enum InvitationsMigrations {
+    static let all: [Migration] = [
+        OutboxSchema.migration,
+        Migration(2, "users read model, invitations", [
+            """
+            CREATE TABLE users (
+                uid text PRIMARY KEY,
+                email text NOT NULL,
+                display_name text NOT NULL,
+                tier text NOT NULL
+            )
+            """,
+            "CREATE INDEX users_email ON users (lower(email))",
+            """
+            CREATE TABLE invitations (
+                code text PRIMARY KEY,
+                type text NOT NULL CHECK (type IN ('alarm', 'group')),
+                reference_id text NOT NULL,
+                reference_name text NOT NULL,
+                inviter_id text NOT NULL,
+                inviter_display_name text NOT NULL,
+                invitee_email text,
+                status text NOT NULL DEFAULT 'pending',
+                created_at timestamptz NOT NULL DEFAULT now(),
+                expires_at timestamptz NOT NULL,
+                accepted_at timestamptz,
+                accepted_by text,
+                finished_at timestamptz
+            )
+            """,
+            "CREATE INDEX invitations_inviter ON invitations (inviter_id, created_at)",
+            "CREATE INDEX invitations_invitee ON invitations (lower(invitee_email)) WHERE status = 'pending'",
+            "CREATE INDEX invitations_reference ON invitations (reference_id) WHERE status = 'pending'",
+            "CREATE INDEX invitations_expiry ON invitations (expires_at) WHERE status = 'pending'",
+        ]),
+    ]
+}
