@@ -19,6 +19,8 @@ final class DeliveryWorker: Service, Sendable {
     private let poll: Duration
     private let concurrency: Int
     private let signal = WakeSignal()
+    /// Deliveries claimed per round (sent `concurrency` at a time, recorded in one transaction).
+    private var batchSize: Int { max(concurrency * 4, 256) }
 
     init(database: Database, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
          poll: Duration, concurrency: Int) {
@@ -44,17 +46,14 @@ final class DeliveryWorker: Service, Sendable {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    let batch = try await self.claim(limit: self.concurrency)
+                    let batch = try await self.claim(limit: self.batchSize)
                     if batch.isEmpty {
                         await self.signal.wait(timeout: self.poll)
                         continue
                     }
                     // Sends in flight are not cancelled by shutdown: each finishes and is recorded.
-                    await Task { [self] in
-                        await withTaskGroup(of: Void.self) { group in
-                            for c in batch { group.addTask { await self.deliver(c) } }
-                        }
-                    }.value
+                    let results = await Task { [self] in await self.send(batch) }.value
+                    try await self.record(results)
                 } catch {
                     self.logger.error("delivery loop: \(error)")
                     try? await Task.sleep(for: .seconds(1))
@@ -85,7 +84,36 @@ final class DeliveryWorker: Service, Sendable {
         return out
     }
 
-    func deliver(_ c: Claimed) async {
+    struct Sent: Sendable {
+        var claimed: Claimed
+        var result: PushResult
+        var latencyMs: Double
+    }
+
+    /// Sends a batch with at most `concurrency` pushes in flight.
+    func send(_ batch: [Claimed]) async -> [Sent] {
+        await withTaskGroup(of: Sent.self) { group in
+            var out: [Sent] = []
+            out.reserveCapacity(batch.count)
+            var next = 0
+            while next < batch.count, next < concurrency {
+                let c = batch[next]
+                group.addTask { await self.deliver(c) }
+                next += 1
+            }
+            while let done = await group.next() {
+                out.append(done)
+                if next < batch.count {
+                    let c = batch[next]
+                    group.addTask { await self.deliver(c) }
+                    next += 1
+                }
+            }
+            return out
+        }
+    }
+
+    func deliver(_ c: Claimed) async -> Sent {
         let started = ContinuousClock.now
         let result: PushResult
         if let provider = providers[c.target.provider] {
@@ -97,49 +125,70 @@ final class DeliveryWorker: Service, Sendable {
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         telemetry.counter("chronir_push_attempts_total", [("provider", c.target.provider), ("outcome", result.outcome.rawValue)]).increment()
         telemetry.timer("chronir_push_latency_seconds", [("provider", c.target.provider)]).recordNanoseconds(Int64(ms * 1e6))
-        do {
-            try await record(c, result, latencyMs: ms)
-        } catch {
-            logger.error("cannot record delivery \(c.target.deliveryId): \(error)")
-        }
+        return Sent(claimed: c, result: result, latencyMs: ms)
     }
 
-    func record(_ c: Claimed, _ r: PushResult, latencyMs: Double) async throws {
+    /// Records a round: every attempt and every successful delivery in bulk, the rest one by one.
+    func record(_ results: [Sent]) async throws {
+        guard !results.isEmpty else { return }
+        try await database.transaction { conn in
+            let outcomes = results.map { s -> String in
+                s.result.outcome == .retry && s.claimed.attempt >= policy.tries ? "failed" : s.result.outcome.rawValue
+            }
+            try await conn.query("""
+                INSERT INTO attempts (delivery_id, attempt, provider, status, outcome, latency_ms, error)
+                SELECT d, a, p, s, o, l, NULLIF(e, '') FROM unnest(\(results.map(\.claimed.target.deliveryId))::bigint[], \(results.map { Int32($0.claimed.attempt) })::int[],
+                    \(results.map(\.claimed.target.provider))::text[], \(results.map { Int32($0.result.status) })::int[], \(outcomes)::text[],
+                    \(results.map(\.latencyMs))::float8[], \(results.map { $0.result.reason ?? "" })::text[])
+                    AS x(d, a, p, s, o, l, e)
+                """, logger: logger)
+            let sent = results.filter { $0.result.outcome == .sent }.map(\.claimed.target.deliveryId)
+            if !sent.isEmpty {
+                try await conn.query("""
+                    UPDATE deliveries SET state = 'sent', finished_at = now(), last_error = NULL WHERE id = ANY(\(sent)::bigint[])
+                    """, logger: logger)
+            }
+            for s in results where s.result.outcome != .sent {
+                try await settle(s.claimed, s.result, on: conn)
+            }
+        }
+        for s in results where s.result.outcome != .sent { log(s.claimed, s.result) }
+    }
+
+    /// The state of a delivery that was not sent: retried later, failed, or its token removed.
+    func settle(_ c: Claimed, _ r: PushResult, on conn: PostgresConnection) async throws {
         var outcome = r.outcome
         if outcome == .retry, c.attempt >= policy.tries { outcome = .failed }
         let id = c.target.deliveryId
-        try await database.transaction { conn in
-            try await conn.query("""
-                INSERT INTO attempts (delivery_id, attempt, provider, status, outcome, latency_ms, error)
-                VALUES (\(id), \(Int32(c.attempt)), \(c.target.provider), \(Int32(r.status)),
-                        \(r.outcome == .retry && outcome == .failed ? "failed" : r.outcome.rawValue), \(latencyMs), \(r.reason))
-                """, logger: logger)
-            switch outcome {
-            case .sent:
-                try await conn.query("UPDATE deliveries SET state = 'sent', finished_at = now(), last_error = NULL WHERE id = \(id)", logger: logger)
-            case .retry:
-                let wait = policy.delay(after: c.attempt, retryAfter: r.retryAfter)
-                try await conn.query("""
-                    UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => \(wait)), last_error = \(r.reason) WHERE id = \(id)
-                    """, logger: logger)
-            case .failed:
-                try await conn.query("""
-                    UPDATE deliveries SET state = 'failed', finished_at = now(), last_error = \(r.reason) WHERE id = \(id)
-                    """, logger: logger)
-            case .unregistered:
-                // The token is dead: forget it and everything still queued for it.
-                try await conn.query("""
-                    UPDATE deliveries SET state = 'unregistered', finished_at = now(), last_error = \(r.reason)
-                    WHERE id = \(id) OR (state = 'pending' AND user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
-                                         AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl))
-                    """, logger: logger)
-                try await conn.query("""
-                    DELETE FROM devices WHERE user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
-                        AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl)
-                    """, logger: logger)
-            }
-        }
         switch outcome {
+        case .sent:
+            try await conn.query("UPDATE deliveries SET state = 'sent', finished_at = now(), last_error = NULL WHERE id = \(id)", logger: logger)
+        case .retry:
+            let wait = policy.delay(after: c.attempt, retryAfter: r.retryAfter)
+            try await conn.query("""
+                UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => \(wait)), last_error = \(r.reason) WHERE id = \(id)
+                """, logger: logger)
+        case .failed:
+            try await conn.query("""
+                UPDATE deliveries SET state = 'failed', finished_at = now(), last_error = \(r.reason) WHERE id = \(id)
+                """, logger: logger)
+        case .unregistered:
+            // The token is dead: forget it and everything still queued for it.
+            try await conn.query("""
+                UPDATE deliveries SET state = 'unregistered', finished_at = now(), last_error = \(r.reason)
+                WHERE id = \(id) OR (state = 'pending' AND user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
+                                     AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl))
+                """, logger: logger)
+            try await conn.query("""
+                DELETE FROM devices WHERE user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
+                    AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl)
+                """, logger: logger)
+        }
+    }
+
+    func log(_ c: Claimed, _ r: PushResult) {
+        let id = c.target.deliveryId
+        switch r.outcome == .retry && c.attempt >= policy.tries ? .failed : r.outcome {
         case .failed:
             logger.warning("push not delivered", metadata: [
                 "delivery": "\(id)", "provider": "\(c.target.provider)", "status": "\(r.status)", "reason": "\(r.reason ?? "-")",
@@ -150,7 +199,7 @@ final class DeliveryWorker: Service, Sendable {
         case .retry:
             logger.info("push will be retried", metadata: ["delivery": "\(id)", "status": "\(r.status)", "attempt": "\(c.attempt)"])
         case .sent:
-            logger.debug("push sent", metadata: ["delivery": "\(id)", "provider": "\(c.target.provider)"])
+            break
         }
     }
 
