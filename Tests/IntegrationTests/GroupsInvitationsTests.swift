@@ -93,6 +93,29 @@ struct GroupsInvitationsTests {
             #expect(try await s.request(.GET, "/v1/groups/\(g)", token: owner.token).status == 404)
             #expect(try await s.request(.DELETE, "/v1/groups/\(g)", token: partner.token).status == 204)
             #expect(try await s.request(.GET, "/v1/groups/\(g)", token: partner.token).status == 404)
+            // A direct invitation can be declined by its invitee; then it cannot be accepted.
+            let alarm = try await s.request(.POST, "/v1/alarms", token: owner.token, json: ["title": "Water", "schedule": scheduleJSON()])
+            let declinable = try await s.request(.POST, "/v1/invitations", token: owner.token,
+                                                 json: ["type": "alarm", "referenceId": alarm.json["id"]?.stringValue ?? "", "inviteeEmail": stranger.email])
+            let dc = try #require(declinable.json["id"]?.stringValue, "\(declinable.text)")
+            #expect(try await s.request(.POST, "/v1/invitations/\(dc)/decline", token: partner.token).status == 403)
+            #expect(try await s.request(.POST, "/v1/invitations/\(dc)/decline", token: stranger.token).json["status"]?.stringValue == "declined")
+            #expect(try await s.request(.POST, "/v1/invitations/\(dc)/accept", token: stranger.token).code == "CA028")
+
+            // Every event on the way matches its schema in proto/events.
+            var lines: [String] = []
+            for schema in ["accounts", "invitations"] {
+                lines += try await withDatabase(url: s.databaseURL, schema: schema) {
+                    try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
+                }
+            }
+            let types = Set(try lines.map { try Envelope.decode(Data($0.utf8)).type })
+            #expect(types.isSuperset(of: ["accounts.group-upserted", "accounts.group-deleted", "invitations.invitation-created",
+                                          "invitations.invitation-accepted"]), "\(types)")
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("groups-\(UUID().uuidString).jsonl")
+            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+            let (status, output) = try ContractTests.runChecker(["--require-event-schemas", file.path])
+            #expect(status == 0, "\(output)")
         }
     }
 
@@ -121,8 +144,8 @@ struct GroupsInvitationsTests {
                 try await join(s, g, owner: owner, target)
                 return g
             }
-            // Admins may invite too, which needs Premium (sharing is a Premium feature).
-            _ = try await s.setTier(admin, "premium")
+            // Everyone is Premium, so the role alone decides (a Free caller gets CA002 before any role check).
+            for u in [admin, member, outsider] { _ = try await s.setTier(u, "premium") }
             typealias Op = (method: String, path: (String) -> String, body: (String) -> [String: Any], expected: [Who: Int], destructive: Bool)
             let ops: [String: Op] = [
                 "read group": ("GET", { "/v1/groups/\($0)" }, { _ in [:] },
