@@ -84,4 +84,22 @@ struct NotificationRenderingTests {
         #expect(FCMProvider.classify(status: 400, reason: "INVALID_ARGUMENT", retryAfter: nil).outcome == .failed)
         #expect(PushResult.classify(status: 204, reason: nil, retryAfter: nil).outcome == .sent)
     }
+
+    @Test("an invitation reaches a registered invitee with the invite deep link; an unregistered one gets nothing here")
+    func invitation() throws {
+        let i = Invitation(id: "inv_abc123", type: "group", referenceId: "g1", referenceName: "Household", inviterId: "lex",
+                           inviterDisplayName: "Lex", inviteeEmail: "p@example.com", status: "pending", createdAt: now,
+                           expiresAt: now.addingTimeInterval(7 * 86_400), acceptedAt: nil, acceptedBy: nil,
+                           deepLink: "https://chronir.app/invite/inv_abc123")
+        let n = try #require(NotificationRenderer.invitationReceived(.init(invitation: i, userId: "partner", userDisplayName: nil, reason: nil)))
+        #expect(n.recipients == ["partner"])
+        #expect(n.content.title == "Chronir Invite")
+        #expect(n.content.body == "Lex invited you to the Household group")
+        #expect(n.content.data["deepLink"] == "https://chronir.app/invite/inv_abc123")
+        #expect(n.content.data["type"] == "invitation_received")
+        #expect(NotificationRenderer.invitationReceived(.init(invitation: i, userId: nil, userDisplayName: nil, reason: nil)) == nil)
+        let accepted = NotificationRenderer.invitationAccepted(.init(invitation: i, userId: "partner", userDisplayName: "Partner", reason: nil))
+        #expect(accepted.recipients == ["lex"])
+        #expect(accepted.content.body == "Partner joined Household")
+    }
 }
