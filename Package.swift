@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -117,6 +119,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "GoogleAPI",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            path: "Shared/GoogleAPI",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Contracts",
             dependencies: ["Messaging", "Schedules"],
             path: "Shared/Contracts",
@@ -192,7 +204,7 @@ let package = Package(
         .target(
             name: "NotificationsService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -222,9 +234,21 @@ let package = Package(
             path: "Services/Invitations/Main",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "BillingService",
+            dependencies: [
+                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            path: "Services/Billing/Sources",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "billing",
-            dependencies: ["ServiceKit", "Messaging", "Outbox"],
+            dependencies: ["BillingService", "ServiceKit"],
             path: "Services/Billing/Main",
             swiftSettings: swiftSettings
         ),
@@ -267,11 +291,13 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "SchedulerService", "NotificationsService", "InvitationsService", "Schedules", "ZMQ",
+                "AlarmsService", "SchedulerService", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

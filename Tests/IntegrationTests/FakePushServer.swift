@@ -35,6 +35,14 @@ final class FakePushServer: Sendable {
     let script = Mutex<[String: [Int]]>([:])
     let port = Mutex<Int?>(nil)
     let issuedTokens = Mutex<[String]>([])
+    /// Google Play subscription purchases (`SubscriptionPurchaseV2` JSON) by purchase token.
+    let playPurchases = Mutex<[String: Data]>([:])
+
+    /// Sets what the Play API answers for `token`.
+    func setPlayPurchase(_ token: String, _ purchase: [String: Any]) throws {
+        let data = try JSONSerialization.data(withJSONObject: purchase)
+        playPurchases.withLock { $0[token] = data }
+    }
     private let apnsKey: ES256PublicKey
     private let googleKey: JWTKit.Insecure.RSA.PublicKey
     private let task = Mutex<Task<Void, any Error>?>(nil)
@@ -90,6 +98,9 @@ final class FakePushServer: Sendable {
         router.post("/token") { request, _ in try await self.oauth(request) }
         router.post("/v1/projects/:project/messages:send") { request, _ in try await self.fcm(request) }
         router.post("/hook/:name") { request, context in try await self.webhook(request, context) }
+        router.get("/androidpublisher/v3/applications/:package/purchases/subscriptionsv2/tokens/:token") { request, context in
+            try await self.play(request, context)
+        }
         let app = Application(router: router, server: try .http2Upgrade(tlsConfiguration: tls),
                               configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                               onServerRunning: { channel in self.port.withLock { $0 = channel.localAddress?.port } })
@@ -174,7 +185,7 @@ final class FakePushServer: Sendable {
         await keys.add(rsa: googleKey, digestAlgorithm: .sha256)
         guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer", let assertion = form["assertion"],
               let claims = try? await keys.verify(assertion, as: Assertion.self),
-              claims.scope == "https://www.googleapis.com/auth/firebase.messaging" else {
+              ["https://www.googleapis.com/auth/firebase.messaging", "https://www.googleapis.com/auth/androidpublisher"].contains(claims.scope) else {
             record("oauth", request, body: Data(body.utf8), status: 400)
             return json(400, ["error": "invalid_grant", "error_description": "Invalid JWT Signature."])
         }
@@ -206,6 +217,21 @@ final class FakePushServer: Sendable {
         case 429: return error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")
         default: return error(status, "UNAVAILABLE", "UNAVAILABLE")
         }
+    }
+
+    private func play(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let token = try context.parameters.require("token")
+        let bearer = request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) }
+        guard let bearer, issuedTokens.withLock({ $0.contains(bearer) }) else {
+            record("play", request, body: Data(), status: 401)
+            return json(401, ["error": ["code": 401, "status": "UNAUTHENTICATED", "message": "Request had invalid authentication credentials."]])
+        }
+        guard let purchase = playPurchases.withLock({ $0[token] }) else {
+            record("play", request, body: Data(), status: 404)
+            return json(404, ["error": ["code": 404, "status": "NOT_FOUND", "message": "The purchase token was not found."]])
+        }
+        record("play", request, body: Data(), status: 200)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: purchase)))
     }
 
     private func webhook(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

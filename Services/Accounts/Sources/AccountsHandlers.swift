@@ -245,6 +245,18 @@ struct AccountsHandlers: Sendable {
         return Empty()
     }
 
+    /// `billing.entitlement-changed`: the tier goes on the profile.
+    var billing: EventHandlers {
+        var h = EventHandlers()
+        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, _, c in
+            try await c.query("UPDATE users SET tier = \(e.tier.rawValue), updated_at = now() WHERE id = \(e.userId)", logger: database.logger)
+            if let user = try await store.user(id: e.userId, on: c) {
+                try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
+            }
+        }
+        return h
+    }
+
     /// Sets the tier on the profile and tells the other services.
     func setTier(_ request: AccountsMethods.SetTier.Request) async throws -> User {
         let user: User = try await database.transaction { c in

@@ -27,9 +27,12 @@ public enum AccountsService {
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
+        let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database)
         parts.services.append(outbox.relay)
+        parts.services.append(billing.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
+        parts.closers.append { await billing.replay.close() }
         parts.closers.append { try? await pool.shutdownGracefully() }
         return parts
     }

@@ -24,7 +24,8 @@ public enum AlarmsService {
         AlarmQueryHandlers(store: store).register(into: &router)
         CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
-        TierHandlers(store: store, changes: changes, outbox: outbox.writer).register(into: &router)
+        let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
+        tiers.register(into: &router)
         SnoozeHandlers(store: store, outbox: outbox.writer).register(into: &router)
 
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
@@ -33,13 +34,16 @@ public enum AlarmsService {
             to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router)
         let invitations = try runtime.makeSubscriber(to: .invitations, handlers: InvitationEventHandlers(store: store, changes: changes).handlers,
                                                      database: database)
+        let billing = try runtime.makeSubscriber(to: .billing, handlers: tiers.billing, database: database)
         parts.services.append(outbox.relay)
+        parts.services.append(billing.subscriber)
         parts.services.append(accounts.subscriber)
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }
+        parts.closers.append { await billing.replay.close() }
         parts.closers.append { await invitations.replay.close() }
         parts.closers.append { await scheduler.replay.close() }
         return parts

@@ -6,8 +6,7 @@ import Persistence
 import PostgresNIO
 
 /// The user-tier read model and what a downgrade does to alarms (§9.4: deactivate alarms
-/// beyond the limit, never delete them). Fed by an internal request until billing publishes
-/// entitlements.
+/// beyond the limit, never delete them). Fed by billing's entitlement events (and an internal request for operators).
 struct TierHandlers: Sendable {
     let store: AlarmStore
     let changes: AlarmChanges
@@ -20,6 +19,15 @@ struct TierHandlers: Sendable {
             outbox.committed()
             return .init(tier: tier.rawValue, deactivated: deactivated)
         }
+    }
+
+    /// `billing.entitlement-changed`: the tier billing resolved.
+    var billing: EventHandlers {
+        var h = EventHandlers()
+        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, _, c in
+            _ = try await apply(e.tier, to: e.userId, actor: nil, on: c)
+        }
+        return h
     }
 
     /// Records `tier` for `user` and enforces its alarm limit; returns the deactivated alarms.

@@ -1,11 +1,4 @@
-// The billing service. For now it starts, migrates its schema (outbox and checkpoints),
-// connects and answers health; its behaviour arrives with its own issue.
-import Messaging
-import Outbox
+import BillingService
 import ServiceKit
 
-await ServiceHost.main(service: "billing", migrations: [OutboxSchema.migration]) { runtime, database, parts in
-    var parts = parts
-    parts.services.append(try runtime.makeRPCServer(router: RPCRouter(), health: parts.health))
-    return parts
-}
+await ServiceHost.main(service: "billing", migrations: BillingService.migrations, build: BillingService.build)

@@ -29,6 +29,7 @@ public enum GatewayService {
         HealthRoutes.add(to: router, gateway: gateway)
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
+        BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GoogleAPI
 import NIOCore
 
 /// Firebase Cloud Messaging HTTP v1: `POST /v1/projects/<project>/messages:send` with an OAuth

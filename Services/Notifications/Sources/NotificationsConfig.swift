@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GoogleAPI
 import NIOCore
 import NIOSSL
 import ServiceKit

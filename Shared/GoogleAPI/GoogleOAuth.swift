@@ -2,17 +2,19 @@ import AsyncHTTPClient
 import Foundation
 import JWTKit
 import NIOCore
+import NIOFoundationCompat
 import Synchronization
 
 /// A Google service account (the JSON file Google issues) and the OAuth 2.0 access tokens it
 /// earns with a signed JWT assertion (RFC 7523, `urn:ietf:params:oauth:grant-type:jwt-bearer`).
 /// Shared by FCM and the Play Developer API.
-final class GoogleOAuth: Sendable {
-    struct ServiceAccount: Codable, Sendable {
-        var project_id: String?
-        var client_email: String
-        var private_key: String
-        var token_uri: String
+public final class GoogleOAuth: Sendable {
+    /// The service-account JSON file's fields that matter here.
+    public struct ServiceAccount: Codable, Sendable {
+        public var project_id: String?
+        public var client_email: String
+        public var private_key: String
+        public var token_uri: String
     }
 
     struct Assertion: JWTPayload {
@@ -24,17 +26,17 @@ final class GoogleOAuth: Sendable {
         func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
-    struct TokenError: Error, CustomStringConvertible {
-        var description: String
+    public struct TokenError: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    let account: ServiceAccount
-    let scope: String
+    public let account: ServiceAccount
+    public let scope: String
     private let client: HTTPClient
     private let keys: JWTKeyCollection
     private let cached = Mutex<(token: String, expires: Date)?>(nil)
 
-    init(account: ServiceAccount, scope: String, client: HTTPClient) async throws {
+    public init(account: ServiceAccount, scope: String, client: HTTPClient) async throws {
         self.account = account
         self.scope = scope
         self.client = client
@@ -43,7 +45,7 @@ final class GoogleOAuth: Sendable {
     }
 
     /// A valid access token, fetched again a minute before the current one expires.
-    func accessToken(now: Date = Date()) async throws -> String {
+    public func accessToken(now: Date = Date()) async throws -> String {
         if let c = cached.withLock({ $0 }), c.expires.timeIntervalSince(now) > 60 { return c.token }
         let assertion = try await keys.sign(Assertion(
             iss: .init(value: account.client_email), scope: scope, aud: .init(value: account.token_uri),
@@ -65,5 +67,5 @@ final class GoogleOAuth: Sendable {
     }
 
     /// Forgets the token (after the API refused it).
-    func invalidate() { cached.withLock { $0 = nil } }
+    public func invalidate() { cached.withLock { $0 = nil } }
 }

@@ -1,0 +1,102 @@
+import Foundation
+import JWTKit
+import Messaging
+
+/// Verifies App Store signed data (JWS, ES256, `x5c` chain up to the trusted root: Apple Root
+/// CA - G3 unless configured otherwise) with jwt-kit's X.509 verifier, and checks the bundle id.
+struct AppleVerifier: Sendable {
+    let verifier: X5CVerifier
+    let bundleId: String
+
+    init(rootPEMs: [String], bundleId: String) throws {
+        verifier = try X5CVerifier(rootCertificates: rootPEMs)
+        self.bundleId = bundleId
+    }
+
+    /// A StoreKit 2 transaction (`JWSTransactionDecodedPayload`); dates in milliseconds.
+    struct Transaction: JWTPayload, Equatable {
+        var transactionId: String
+        var originalTransactionId: String
+        var bundleId: String
+        var productId: String
+        var purchaseDate: Int64?
+        var originalPurchaseDate: Int64?
+        var expiresDate: Int64?
+        var signedDate: Int64
+        var revocationDate: Int64?
+        var type: String?
+        var appAccountToken: String?
+        var environment: String?
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    /// `JWSRenewalInfoDecodedPayload`.
+    struct RenewalInfo: JWTPayload {
+        var originalTransactionId: String?
+        var autoRenewStatus: Int?
+        var gracePeriodExpiresDate: Int64?
+        var signedDate: Int64?
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    /// `ResponseBodyV2DecodedPayload` of App Store Server Notifications V2.
+    struct Notification: JWTPayload {
+        struct Body: Codable, Sendable {
+            var bundleId: String?
+            var environment: String?
+            var signedTransactionInfo: String?
+            var signedRenewalInfo: String?
+        }
+        var notificationType: String
+        var subtype: String?
+        var notificationUUID: String
+        var data: Body?
+        var signedDate: Int64
+        var version: String?
+        func verify(using algorithm: some JWTAlgorithm) throws {}
+    }
+
+    /// Why signed data was refused, for the log and the `CA027` message.
+    static func refused(_ what: String, _ error: any Error) -> ServiceError {
+        ServiceError(.receiptInvalid, "\(what) is not validly signed: \(error)")
+    }
+
+    func transaction(_ jws: String) async throws -> Transaction {
+        let t: Transaction
+        do {
+            t = try await verifier.verifyJWS(jws, as: Transaction.self)
+        } catch {
+            throw Self.refused("the transaction", error)
+        }
+        guard t.bundleId == bundleId else {
+            throw ServiceError(.receiptInvalid, "the transaction is for bundle \(t.bundleId), not \(bundleId)")
+        }
+        return t
+    }
+
+    func renewal(_ jws: String) async throws -> RenewalInfo {
+        do {
+            return try await verifier.verifyJWS(jws, as: RenewalInfo.self)
+        } catch {
+            throw Self.refused("the renewal info", error)
+        }
+    }
+
+    func notification(_ jws: String) async throws -> Notification {
+        let n: Notification
+        do {
+            n = try await verifier.verifyJWS(jws, as: Notification.self)
+        } catch {
+            throw Self.refused("the notification", error)
+        }
+        if let b = n.data?.bundleId, b != bundleId {
+            throw ServiceError(.receiptInvalid, "the notification is for bundle \(b), not \(bundleId)")
+        }
+        return n
+    }
+}
+
+extension Int64 {
+    /// Milliseconds since 1970 as a date.
+    var msDate: Date { Date(timeIntervalSince1970: Double(self) / 1000) }
+}

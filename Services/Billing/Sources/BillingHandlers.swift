@@ -1,0 +1,218 @@
+import Contracts
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import PostgresNIO
+
+/// Purchases, store notifications and entitlements (`chronir-api.md` §9).
+struct BillingHandlers: Sendable {
+    let store: SubscriptionStore
+    let apple: AppleVerifier
+    let play: PlayClient?
+    let appleGrace: TimeInterval
+    let googleGrace: TimeInterval
+    let googlePushToken: String?
+    let logger: Logger
+    var database: Database { store.database }
+
+    func register(into router: inout RPCRouter) {
+        router.on(BillingMethods.Products.self) { _, _ in .init(products: Catalog.products, tiers: Catalog.tiers) }
+        router.on(BillingMethods.Entitlements.self) { _, ctx in
+            let user = try ctx.requireActor()
+            return try await database.transaction { c in
+                SubscriptionStore.entitlement(try await store.subscriptions(of: user, on: c), now: Date())
+            }
+        }
+        router.on(BillingMethods.Apple.self) { req, ctx in try await appleTransaction(req.signedTransaction, user: try ctx.requireActor(), reason: "purchase") }
+        router.on(BillingMethods.Google.self) { req, ctx in try await googlePurchase(req, user: try ctx.requireActor(), reason: "purchase") }
+        router.on(BillingMethods.Restore.self) { req, ctx in
+            let user = try ctx.requireActor()
+            for t in req.signedTransactions ?? [] { _ = try await appleTransaction(t, user: user, reason: "restore") }
+            for p in req.purchases ?? [] { _ = try await googlePurchase(p, user: user, reason: "restore") }
+            return try await database.transaction { c in try await store.resolve(user, reason: "restore", on: c) }
+        }
+        router.on(BillingMethods.AppleNotification.self) { req, _ in try await appleNotification(req.signedPayload) }
+        router.on(BillingMethods.GoogleNotification.self) { req, _ in try await googleNotification(req) }
+    }
+
+    func tier(_ productId: String) throws -> Tier {
+        guard let t = Catalog.tier(of: productId) else { throw ServiceError(.receiptInvalid, "unknown product \(productId)") }
+        return t
+    }
+
+    // MARK: App Store
+
+    func appleUpdate(_ t: AppleVerifier.Transaction, user: String, state: String? = nil, graceExpires: Date? = nil,
+                     autoRenewing: Bool = true, cancelledAt: Date? = nil, eventAt: Date) throws -> SubscriptionStore.Update {
+        let now = Date()
+        let derived: String
+        if t.revocationDate != nil {
+            derived = "revoked"
+        } else if let e = t.expiresDate?.msDate, e > now {
+            derived = "active"
+        } else {
+            derived = "expired"
+        }
+        return .init(id: "apple:\(t.originalTransactionId)", userId: user, platform: "ios", productId: t.productId, tier: try tier(t.productId),
+                     state: state ?? derived, originalTransactionId: t.originalTransactionId, start: t.originalPurchaseDate?.msDate ?? t.purchaseDate?.msDate,
+                     expiry: t.expiresDate?.msDate, graceExpires: graceExpires, autoRenewing: autoRenewing, cancelledAt: cancelledAt, eventAt: eventAt)
+    }
+
+    /// `POST /v1/subscriptions/apple`: a signed transaction from the device.
+    func appleTransaction(_ jws: String, user: String, reason: String) async throws -> Entitlement {
+        let t = try await apple.transaction(jws)
+        let u = try appleUpdate(t, user: user, eventAt: t.signedDate.msDate)
+        let e: Entitlement = try await database.transaction { c in
+            try await store.apply(u, reason: reason, on: c)
+            return try await store.resolve(user, reason: reason, on: c)
+        }
+        store.outbox.committed()
+        return e
+    }
+
+    /// `POST /v1/webhooks/apple`: App Store Server Notifications V2, idempotent by
+    /// `notificationUUID`, ordered by `signedDate`.
+    func appleNotification(_ jws: String) async throws -> BillingMethods.AppleNotification.Response {
+        let n = try await apple.notification(jws)
+        guard let info = n.data?.signedTransactionInfo else {
+            throw ServiceError(.validationFailed, "notification \(n.notificationType) carries no signedTransactionInfo")
+        }
+        let t = try await apple.transaction(info)
+        let renewal = try await n.data?.signedRenewalInfo.asyncMap { try await apple.renewal($0) }
+        let result: String = try await database.transaction { c in
+            guard try await store.firstTime(n.notificationUUID, store: "apple", type: n.notificationType, on: c) else { return "duplicate" }
+            let existing = try await store.lock("apple:\(t.originalTransactionId)", on: c)
+            guard let user = existing?.0.uid ?? t.appAccountToken?.lowercased() else {
+                try await store.noteResult(n.notificationUUID, "unknown-subscription", on: c)
+                return "unknown-subscription"
+            }
+            let eventAt = n.signedDate.msDate
+            var state: String? = nil
+            var grace: Date? = existing?.0.gracePeriodExpiresAt
+            var autoRenewing = renewal?.autoRenewStatus.map { $0 == 1 } ?? existing?.0.autoRenewing ?? true
+            var cancelled = existing?.0.cancelledAt
+            switch n.notificationType {
+            case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "DID_CHANGE_RENEWAL_PREF":
+                state = nil; grace = nil
+            case "DID_FAIL_TO_RENEW":
+                if n.subtype == "GRACE_PERIOD" {
+                    state = "grace"
+                    grace = renewal?.gracePeriodExpiresDate?.msDate ?? t.expiresDate.map { $0.msDate.addingTimeInterval(appleGrace) }
+                } else {
+                    state = "billing_retry"
+                }
+            case "GRACE_PERIOD_EXPIRED", "EXPIRED":
+                state = "expired"
+            case "REFUND", "REVOKE":
+                state = "revoked"
+            case "DID_CHANGE_RENEWAL_STATUS":
+                state = existing?.0.state
+                if n.subtype == "AUTO_RENEW_DISABLED" { autoRenewing = false; cancelled = eventAt }
+                if n.subtype == "AUTO_RENEW_ENABLED" { autoRenewing = true; cancelled = nil }
+            default:
+                state = existing?.0.state
+            }
+            let u = try appleUpdate(t, user: user, state: state, graceExpires: grace, autoRenewing: autoRenewing, cancelledAt: cancelled, eventAt: eventAt)
+            let applied = try await store.apply(u, reason: Self.reason(n.notificationType), on: c)
+            let result = applied ? "applied" : "stale"
+            try await store.noteResult(n.notificationUUID, result, on: c)
+            return result
+        }
+        store.outbox.committed()
+        logger.info("app store notification", metadata: ["type": "\(n.notificationType)", "subtype": "\(n.subtype ?? "-")", "result": "\(result)"])
+        return .init(result: result)
+    }
+
+    static func reason(_ type: String) -> String {
+        switch type {
+        case "DID_RENEW", "SUBSCRIBED": "renewal"
+        case "DID_FAIL_TO_RENEW": "grace"
+        case "REFUND", "REVOKE": "revoked"
+        case "EXPIRED", "GRACE_PERIOD_EXPIRED": "expired"
+        default: "store"
+        }
+    }
+
+    // MARK: Google Play
+
+    func googleUpdate(_ p: PlayClient.Purchase, token: String, productId: String, user: String, eventAt: Date) throws -> SubscriptionStore.Update {
+        let now = Date()
+        var grace: Date? = nil
+        let state: String
+        switch p.state {
+        case "SUBSCRIPTION_STATE_ACTIVE": state = "active"
+        case "SUBSCRIPTION_STATE_IN_GRACE_PERIOD":
+            state = "grace"
+            grace = p.expiry ?? now.addingTimeInterval(googleGrace)
+        case "SUBSCRIPTION_STATE_CANCELED": state = (p.expiry ?? now) > now ? "active" : "expired"
+        case "SUBSCRIPTION_STATE_ON_HOLD", "SUBSCRIPTION_STATE_PENDING": state = "billing_retry"
+        default: state = "expired"
+        }
+        let product = p.productId ?? productId
+        return .init(id: "google:\(token)", userId: user, platform: "android", productId: product, tier: try tier(product), state: state,
+                     originalTransactionId: token, start: p.start, expiry: p.expiry, graceExpires: grace, autoRenewing: p.autoRenewing,
+                     cancelledAt: p.cancelled ? eventAt : nil, eventAt: eventAt)
+    }
+
+    func requirePlay() throws -> PlayClient {
+        guard let play else { throw ServiceError(.serviceUnavailable, "Google Play is not configured (CHRONIR_PLAY_CREDENTIALS_FILE)") }
+        return play
+    }
+
+    /// `POST /v1/subscriptions/google`: verified with the Play Developer API.
+    func googlePurchase(_ req: BillingMethods.Google.Request, user: String, reason: String) async throws -> Entitlement {
+        guard !req.purchaseToken.isEmpty, req.purchaseToken.count < 4096 else { throw ServiceError(.validationFailed, "purchaseToken is required") }
+        _ = try tier(req.productId)
+        let p = try await requirePlay().subscription(token: req.purchaseToken)
+        if let id = p.productId, id != req.productId { throw ServiceError(.receiptInvalid, "the purchase is for \(id), not \(req.productId)") }
+        let u = try googleUpdate(p, token: req.purchaseToken, productId: req.productId, user: user, eventAt: Date())
+        let e: Entitlement = try await database.transaction { c in
+            try await store.apply(u, reason: reason, on: c)
+            return try await store.resolve(user, reason: reason, on: c)
+        }
+        store.outbox.committed()
+        return e
+    }
+
+    /// `POST /v1/webhooks/google`: a Pub/Sub push of a Real-time Developer Notification. The
+    /// state is read from the Play API; ordered by `eventTimeMillis`, idempotent by message id.
+    func googleNotification(_ req: BillingMethods.GoogleNotification.Request) async throws -> BillingMethods.AppleNotification.Response {
+        guard let expected = googlePushToken, req.token == expected else {
+            throw ServiceError(.authRequired, "the push endpoint token is missing or wrong")
+        }
+        guard let message = req.body["message"], let id = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue,
+              let data = message["data"]?.stringValue, let decoded = Data(base64Encoded: data),
+              let rtdn = try? JSONCoding.decoder().decode(JSONValue.self, from: decoded) else {
+            throw ServiceError(.validationFailed, "not a Pub/Sub push message with base64 data")
+        }
+        guard let sub = rtdn["subscriptionNotification"], let token = sub["purchaseToken"]?.stringValue else {
+            if rtdn["testNotification"] != nil { return .init(result: "applied") }
+            throw ServiceError(.validationFailed, "the notification carries no subscriptionNotification")
+        }
+        let eventAt = (rtdn["eventTimeMillis"]?.stringValue.flatMap(Int64.init) ?? rtdn["eventTimeMillis"]?.intValue.map(Int64.init))?.msDate ?? Date()
+        let p = try await requirePlay().subscription(token: token)
+        let result: String = try await database.transaction { c in
+            guard try await store.firstTime("google:\(id)", store: "google", type: sub["notificationType"]?.intValue.map(String.init) ?? "?", on: c) else {
+                return "duplicate"
+            }
+            guard let existing = try await store.lock("google:\(token)", on: c) else {
+                try await store.noteResult("google:\(id)", "unknown-subscription", on: c)
+                return "unknown-subscription"
+            }
+            let u = try googleUpdate(p, token: token, productId: existing.0.productId, user: existing.0.uid, eventAt: eventAt)
+            let applied = try await store.apply(u, reason: u.state == "active" ? "renewal" : u.state, on: c)
+            try await store.noteResult("google:\(id)", applied ? "applied" : "stale", on: c)
+            return applied ? "applied" : "stale"
+        }
+        store.outbox.committed()
+        return .init(result: result)
+    }
+}
+
+extension Optional {
+    func asyncMap<U>(_ f: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let v = self else { return nil }
+        return try await f(v)
+    }
+}

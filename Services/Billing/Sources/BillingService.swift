@@ -1,0 +1,76 @@
+import AsyncHTTPClient
+import Foundation
+import GoogleAPI
+import Messaging
+import NIOCore
+import NIOSSL
+import Outbox
+import Persistence
+import ServiceKit
+
+/// The billing-entitlements service: verifies store purchases and notifications, keeps each
+/// subscription's state, resolves entitlements and publishes `billing.entitlement-changed`.
+public enum BillingService {
+    /// The schema migrations, applied at start.
+    public static let migrations = BillingMigrations.all
+
+    /// Builds the running parts (used by `main` and by tests).
+    ///
+    /// Environment: `CHRONIR_APPLE_BUNDLE_ID` (default `com.chronir.app`), `CHRONIR_APPLE_ROOT_CA_FILE`
+    /// (PEM; default Apple Root CA - G3), `CHRONIR_APPLE_GRACE` (16 d), `CHRONIR_GOOGLE_GRACE` (7 d),
+    /// `CHRONIR_PLAY_CREDENTIALS_FILE`, `CHRONIR_PLAY_PACKAGE` (`com.chronir.app`), `CHRONIR_PLAY_API_URL`,
+    /// `CHRONIR_PLAY_PUSH_TOKEN` (the RTDN push endpoint's `?token=`), `CHRONIR_PUSH_CA_FILE`,
+    /// `CHRONIR_ENTITLEMENT_SWEEP` (30 s).
+    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
+        guard let database else { throw ServiceEnvironment.Invalid("billing needs a database") }
+        var parts = parts
+        let env = runtime.environment
+        let roots: [String]
+        if let file = env.optional("CHRONIR_APPLE_ROOT_CA_FILE") {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ServiceEnvironment.Invalid("CHRONIR_APPLE_ROOT_CA_FILE: cannot read \(file)")
+            }
+            roots = [pem]
+        } else {
+            roots = [AppleRootCA.g3]
+        }
+        let apple: AppleVerifier
+        do {
+            apple = try AppleVerifier(rootPEMs: roots, bundleId: env.string("CHRONIR_APPLE_BUNDLE_ID", "com.chronir.app"))
+        } catch {
+            throw ServiceEnvironment.Invalid("the App Store root certificate is unusable: \(error)")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let file = env.optional("CHRONIR_PUSH_CA_FILE") {
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(file))]
+        }
+        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        var play: PlayClient? = nil
+        if let file = env.optional("CHRONIR_PLAY_CREDENTIALS_FILE") {
+            do {
+                let account = try JSONDecoder().decode(GoogleOAuth.ServiceAccount.self, from: Data(contentsOf: URL(fileURLWithPath: file)))
+                play = PlayClient(baseURL: env.string("CHRONIR_PLAY_API_URL", "https://androidpublisher.googleapis.com"),
+                                  packageName: env.string("CHRONIR_PLAY_PACKAGE", "com.chronir.app"),
+                                  oauth: try await GoogleOAuth(account: account, scope: PlayClient.scope, client: http), client: http)
+            } catch {
+                try? await http.shutdown()
+                throw ServiceEnvironment.Invalid("CHRONIR_PLAY_CREDENTIALS_FILE: \(error)")
+            }
+        }
+        let appleGrace = Double(try env.duration("CHRONIR_APPLE_GRACE", .seconds(16 * 86_400)).components.seconds)
+        let googleGrace = Double(try env.duration("CHRONIR_GOOGLE_GRACE", .seconds(7 * 86_400)).components.seconds)
+        var router = RPCRouter()
+        let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
+        let store = SubscriptionStore(database: database, outbox: outbox.writer)
+        BillingHandlers(store: store, apple: apple, play: play, appleGrace: appleGrace, googleGrace: googleGrace,
+                        googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
+        parts.services.append(outbox.relay)
+        parts.services.append(EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace,
+                                                 every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
+                                                 logger: runtime.logs.logger("entitlements")))
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        parts.closers.append(outbox.close)
+        parts.closers.append { try? await http.shutdown() }
+        return parts
+    }
+}

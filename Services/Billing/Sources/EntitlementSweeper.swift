@@ -1,0 +1,57 @@
+import Contracts
+import Foundation
+import Logging
+import Persistence
+import ServiceLifecycle
+
+/// Moves subscriptions on when their time passes with no store notification: an auto-renewing
+/// subscription past its expiry enters its grace period (16 days iOS, 7 days Android), a
+/// grace period that ended or a cancelled one that expired becomes `expired`; the users'
+/// entitlements are resolved again (and published when they change).
+struct EntitlementSweeper: Service {
+    let store: SubscriptionStore
+    let appleGrace: TimeInterval
+    let googleGrace: TimeInterval
+    let every: Duration
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let n = try await sweep()
+                    if n > 0 { logger.info("subscriptions moved on: \(n)") }
+                } catch {
+                    logger.error("entitlement sweep: \(error)")
+                }
+                try? await Task.sleep(for: every)
+            }
+        }
+    }
+
+    func sweep(now: Date = Date()) async throws -> Int {
+        let n: Int = try await store.database.transaction { c in
+            let due = try await SubscriptionStore.decode(c.query("""
+                SELECT \(unescaped: SubscriptionStore.columns) FROM subscriptions
+                WHERE (state = 'active' AND expiry_date <= \(now)) OR (state = 'grace' AND grace_expires_at <= \(now))
+                ORDER BY expiry_date LIMIT 1000 FOR UPDATE SKIP LOCKED
+                """, logger: store.logger))
+            var users = Set<String>()
+            for s in due {
+                if s.state == "active", s.autoRenewing, let e = s.expiryDate {
+                    let grace = e.addingTimeInterval(s.platform == "ios" ? appleGrace : googleGrace)
+                    try await c.query("""
+                        UPDATE subscriptions SET state = 'grace', grace_expires_at = \(grace), updated_at = now() WHERE id = \(s.id)
+                        """, logger: store.logger)
+                } else {
+                    try await c.query("UPDATE subscriptions SET state = 'expired', updated_at = now() WHERE id = \(s.id)", logger: store.logger)
+                }
+                users.insert(s.uid)
+            }
+            for u in users.sorted() { try await store.resolve(u, reason: "expired", now: now, on: c) }
+            return due.count
+        }
+        if n > 0 { store.outbox.committed() }
+        return n
+    }
+}

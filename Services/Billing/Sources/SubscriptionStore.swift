@@ -1,0 +1,128 @@
+import Contracts
+import Foundation
+import Logging
+import Messaging
+import Outbox
+import Persistence
+import PostgresNIO
+
+/// Subscriptions, applied in the order of the stores' own timestamps, and the entitlement each
+/// user resolves to (published when it changes).
+struct SubscriptionStore: Sendable {
+    let database: Database
+    let outbox: OutboxWriter
+    var logger: Logger { database.logger }
+
+    /// A new state of one store subscription, as of `eventAt` (the store's timestamp).
+    struct Update: Sendable {
+        var id: String
+        var userId: String
+        var platform: String
+        var productId: String
+        var tier: Tier
+        var state: String
+        var originalTransactionId: String
+        var start: Date?
+        var expiry: Date?
+        var graceExpires: Date?
+        var autoRenewing: Bool
+        var cancelledAt: Date?
+        var eventAt: Date
+    }
+
+    static let columns = """
+        id, user_id, platform, product_id, tier, state, original_transaction_id, start_date, expiry_date, grace_expires_at, \
+        auto_renewing, cancelled_at, updated_at
+        """
+
+    static func decode(_ rows: PostgresRowSequence) async throws -> [Subscription] {
+        var out: [Subscription] = []
+        for try await r in rows.decode((String, String, String, String, String, String, String, Date?, Date?, Date?, Bool, Date?, Date).self) {
+            out.append(Subscription(id: r.0, uid: r.1, platform: r.2, productId: r.3, tier: Tier(rawValue: r.4) ?? .free, state: r.5,
+                                    originalTransactionId: r.6, startDate: r.7, expiryDate: r.8, gracePeriodExpiresAt: r.9, autoRenewing: r.10,
+                                    cancelledAt: r.11, updatedAt: r.12))
+        }
+        return out
+    }
+
+    func lock(_ id: String, on c: PostgresConnection) async throws -> (Subscription, Date)? {
+        let rows = try await c.query("SELECT last_event_at FROM subscriptions WHERE id = \(id) FOR UPDATE", logger: logger)
+        guard let last = try await rows.first(Date.self) else { return nil }
+        guard let s = try await Self.decode(c.query("SELECT \(unescaped: Self.columns) FROM subscriptions WHERE id = \(id)", logger: logger)).first
+        else { return nil }
+        return (s, last)
+    }
+
+    /// Applies `u` unless the store already told us something newer; returns whether it applied.
+    @discardableResult
+    func apply(_ u: Update, reason: String, on c: PostgresConnection) async throws -> Bool {
+        let previous = try await lock(u.id, on: c)
+        if let (_, last) = previous, last >= u.eventAt { return false }
+        try await c.query("""
+            INSERT INTO subscriptions (id, user_id, platform, product_id, tier, state, original_transaction_id, start_date, expiry_date,
+                grace_expires_at, auto_renewing, cancelled_at, last_event_at, updated_at)
+            VALUES (\(u.id), \(u.userId), \(u.platform), \(u.productId), \(u.tier.rawValue), \(u.state), \(u.originalTransactionId), \(u.start),
+                \(u.expiry), \(u.graceExpires), \(u.autoRenewing), \(u.cancelledAt), \(u.eventAt), now())
+            ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, product_id = excluded.product_id, tier = excluded.tier,
+                state = excluded.state, start_date = coalesce(excluded.start_date, subscriptions.start_date), expiry_date = excluded.expiry_date,
+                grace_expires_at = excluded.grace_expires_at, auto_renewing = excluded.auto_renewing, cancelled_at = excluded.cancelled_at,
+                last_event_at = excluded.last_event_at, updated_at = now()
+            """, logger: logger)
+        if let (old, _) = previous, old.uid != u.userId { try await resolve(old.uid, reason: reason, on: c) }
+        try await resolve(u.userId, reason: reason, on: c)
+        return true
+    }
+
+    /// The entitlement `subscriptions` give at `now`: the highest tier still active or in grace.
+    static func entitlement(_ subscriptions: [Subscription], now: Date) -> Entitlement {
+        var best: (tier: Tier, until: Date?, state: String)? = nil
+        for s in subscriptions {
+            let until: Date?
+            switch s.state {
+            case "active": until = s.expiryDate.flatMap { $0 > now ? $0 : nil }
+            case "grace": until = s.gracePeriodExpiresAt.flatMap { $0 > now ? $0 : nil }
+            default: until = nil
+            }
+            guard let until else { continue }
+            if best == nil || s.tier > best!.tier || (s.tier == best!.tier && until > (best!.until ?? .distantPast)) {
+                best = (s.tier, until, s.state)
+            }
+        }
+        return Entitlement(tier: best?.tier ?? .free, expiresAt: best?.until, state: best?.state ?? "none", subscriptions: subscriptions)
+    }
+
+    func subscriptions(of user: String, on c: PostgresConnection) async throws -> [Subscription] {
+        try await Self.decode(c.query("SELECT \(unescaped: Self.columns) FROM subscriptions WHERE user_id = \(user) ORDER BY id", logger: logger))
+    }
+
+    /// Resolves the user's tier now and publishes it if it changed.
+    @discardableResult
+    func resolve(_ user: String, reason: String, now: Date = Date(), on c: PostgresConnection) async throws -> Entitlement {
+        let e = Self.entitlement(try await subscriptions(of: user, on: c), now: now)
+        let rows = try await c.query("SELECT tier FROM entitlements WHERE user_id = \(user) FOR UPDATE", logger: logger)
+        let previous = try await rows.first(String.self).flatMap(Tier.init(rawValue:)) ?? .free
+        try await c.query("""
+            INSERT INTO entitlements (user_id, tier, expires_at) VALUES (\(user), \(e.tier.rawValue), \(e.expiresAt))
+            ON CONFLICT (user_id) DO UPDATE SET tier = excluded.tier, expires_at = excluded.expires_at, updated_at = now()
+            """, logger: logger)
+        if previous != e.tier {
+            _ = try await outbox.append(BillingEvents.entitlementChanged,
+                                        BillingEvents.EntitlementChanged(userId: user, tier: e.tier, previousTier: previous, expiresAt: e.expiresAt,
+                                                                         reason: reason),
+                                        actor: user, on: c)
+        }
+        return e
+    }
+
+    /// Records a store notification id; false if it was seen before.
+    func firstTime(_ id: String, store: String, type: String, on c: PostgresConnection) async throws -> Bool {
+        try await c.query("""
+            INSERT INTO processed_notifications (id, store, type, result) VALUES (\(id), \(store), \(type), 'received')
+            ON CONFLICT (id) DO NOTHING RETURNING id
+            """, logger: logger).first(String.self) != nil
+    }
+
+    func noteResult(_ id: String, _ result: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE processed_notifications SET result = \(result) WHERE id = \(id)", logger: logger)
+    }
+}

@@ -1,0 +1,56 @@
+import Contracts
+import Foundation
+import Hummingbird
+import Logging
+import Messaging
+
+/// Products, entitlements, purchases and the stores' webhooks (answered by billing).
+enum BillingRoutes {
+    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway, logger: Logger) {
+        let billing = g.clients.billing
+        router.get("/v1/products") { _, _ in
+            try await g.forward(billing, BillingMethods.Products.type, caller: nil)
+        }
+        router.get("/v1/entitlements") { request, _ in
+            try await g.forward(billing, BillingMethods.Entitlements.type, caller: try await g.caller(request))
+        }
+        router.post("/v1/subscriptions/apple") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(billing, BillingMethods.Apple.type, payload: try await HTTPSupport.payload(request), caller: caller)
+        }
+        router.post("/v1/subscriptions/google") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(billing, BillingMethods.Google.type, payload: try await HTTPSupport.payload(request), caller: caller)
+        }
+        router.post("/v1/subscriptions/restore") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(billing, BillingMethods.Restore.type, payload: try await HTTPSupport.payload(request), caller: caller)
+        }
+        // The stores call these: no user token; the signature (Apple) or the push token (Google) is the proof.
+        router.post("/v1/webhooks/apple") { request, _ in
+            do {
+                let body = try await HTTPSupport.object(request)
+                guard case .string(let payload)? = body["signedPayload"] else {
+                    throw ServiceError(.validationFailed, "the body must be {\"signedPayload\": \"<JWS>\"}")
+                }
+                return try await g.forward(billing, BillingMethods.AppleNotification.type,
+                                           payload: try JSONCoding.encode(BillingMethods.AppleNotification.Request(signedPayload: payload)), caller: nil)
+            } catch let e as ServiceError {
+                logger.warning("app store webhook refused", metadata: ["code": "\(e.code.rawValue)", "reason": "\(e.message)"])
+                throw e
+            }
+        }
+        router.post("/v1/webhooks/google") { request, _ in
+            do {
+                let body = try await HTTPSupport.object(request)
+                let token = request.uri.queryParameters.get("token")
+                return try await g.forward(billing, BillingMethods.GoogleNotification.type,
+                                           payload: try JSONCoding.encode(BillingMethods.GoogleNotification.Request(token: token, body: .object(body))),
+                                           caller: nil)
+            } catch let e as ServiceError {
+                logger.warning("google play webhook refused", metadata: ["code": "\(e.code.rawValue)", "reason": "\(e.message)"])
+                throw e
+            }
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import Foundation
+import Messaging
+
+/// A product of the stores (`chronir-api.md` §9.1).
+public struct Product: Codable, Sendable, Equatable {
+    public var iosProductId: String
+    public var androidProductId: String
+    public var tier: Tier
+    /// `monthly` or `annual`.
+    public var period: String
+    public var priceUSD: Double
+    /// Saving of the annual price against twelve monthly ones, in percent (annual products).
+    public var annualSavingsPercent: Int?
+
+    public init(iosProductId: String, androidProductId: String, tier: Tier, period: String, priceUSD: Double, annualSavingsPercent: Int?) {
+        self.iosProductId = iosProductId
+        self.androidProductId = androidProductId
+        self.tier = tier
+        self.period = period
+        self.priceUSD = priceUSD
+        self.annualSavingsPercent = annualSavingsPercent
+    }
+}
+
+/// What a tier gives (technical spec §7), for a paywall.
+public struct TierFeatures: Codable, Sendable, Equatable {
+    public var tier: Tier
+    public var activeAlarmLimit: Int?
+    public var snoozeMinutes: [Int]
+    public var preAlarmOffsets: [String]
+    public var sharing: Bool
+    public var groups: Bool
+    public var features: [String]
+
+    public init(tier: Tier, activeAlarmLimit: Int?, snoozeMinutes: [Int], preAlarmOffsets: [String], sharing: Bool, groups: Bool, features: [String]) {
+        self.tier = tier
+        self.activeAlarmLimit = activeAlarmLimit
+        self.snoozeMinutes = snoozeMinutes
+        self.preAlarmOffsets = preAlarmOffsets
+        self.sharing = sharing
+        self.groups = groups
+        self.features = features
+    }
+}
+
+/// A user's subscription at one store (`chronir-api.md` §3.7).
+public struct Subscription: Codable, Sendable, Equatable {
+    public var id: String
+    public var uid: String
+    public var platform: String
+    public var productId: String
+    public var tier: Tier
+    /// `active`, `grace`, `billing_retry`, `expired`, `revoked`.
+    public var state: String
+    public var originalTransactionId: String
+    public var startDate: Date?
+    public var expiryDate: Date?
+    public var gracePeriodExpiresAt: Date?
+    public var autoRenewing: Bool
+    public var cancelledAt: Date?
+    public var updatedAt: Date
+
+    public init(id: String, uid: String, platform: String, productId: String, tier: Tier, state: String, originalTransactionId: String,
+                startDate: Date?, expiryDate: Date?, gracePeriodExpiresAt: Date?, autoRenewing: Bool, cancelledAt: Date?, updatedAt: Date) {
+        self.id = id
+        self.uid = uid
+        self.platform = platform
+        self.productId = productId
+        self.tier = tier
+        self.state = state
+        self.originalTransactionId = originalTransactionId
+        self.startDate = startDate
+        self.expiryDate = expiryDate
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt
+        self.autoRenewing = autoRenewing
+        self.cancelledAt = cancelledAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `GET /v1/entitlements` (§9.3): the resolved tier.
+public struct Entitlement: Codable, Sendable, Equatable {
+    public var tier: Tier
+    /// When this tier ends unless renewed (the end of the grace period while in grace).
+    public var expiresAt: Date?
+    /// `active`, `grace` or `none`.
+    public var state: String
+    public var subscriptions: [Subscription]
+
+    public init(tier: Tier, expiresAt: Date?, state: String, subscriptions: [Subscription]) {
+        self.tier = tier
+        self.expiresAt = expiresAt
+        self.state = state
+        self.subscriptions = subscriptions
+    }
+}
+
+/// Requests the billing service answers.
+public enum BillingMethods {
+    public struct Products: RPCMethod {
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable {
+            public var products: [Product]
+            public var tiers: [TierFeatures]
+            public init(products: [Product], tiers: [TierFeatures]) {
+                self.products = products
+                self.tiers = tiers
+            }
+        }
+        public static let type = "billing.products"
+    }
+
+    public struct Entitlements: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = Entitlement
+        public static let type = "billing.entitlements"
+    }
+
+    /// `POST /v1/subscriptions/apple {signedTransaction}`.
+    public struct Apple: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var signedTransaction: String
+            public init(signedTransaction: String) { self.signedTransaction = signedTransaction }
+        }
+        public typealias Response = Entitlement
+        public static let type = "billing.apple.transaction"
+    }
+
+    /// `POST /v1/subscriptions/google {productId, purchaseToken}`.
+    public struct Google: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var productId: String
+            public var purchaseToken: String
+            public init(productId: String, purchaseToken: String) {
+                self.productId = productId
+                self.purchaseToken = purchaseToken
+            }
+        }
+        public typealias Response = Entitlement
+        public static let type = "billing.google.purchase"
+    }
+
+    /// `POST /v1/subscriptions/restore`: re-verifies what the device holds.
+    public struct Restore: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var signedTransactions: [String]?
+            public var purchases: [Google.Request]?
+            public init(signedTransactions: [String]?, purchases: [Google.Request]?) {
+                self.signedTransactions = signedTransactions
+                self.purchases = purchases
+            }
+        }
+        public typealias Response = Entitlement
+        public static let type = "billing.restore"
+    }
+
+    /// `POST /v1/webhooks/apple {signedPayload}` (App Store Server Notifications V2).
+    public struct AppleNotification: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var signedPayload: String
+            public init(signedPayload: String) { self.signedPayload = signedPayload }
+        }
+        public struct Response: Codable, Sendable {
+            /// `applied`, `duplicate`, `stale` (older than what is known) or `unknown-subscription`.
+            public var result: String
+            public init(result: String) { self.result = result }
+        }
+        public static let type = "billing.apple.notification"
+    }
+
+    /// `POST /v1/webhooks/google` (Real-time Developer Notifications, Pub/Sub push).
+    public struct GoogleNotification: RPCMethod {
+        public struct Request: Codable, Sendable {
+            /// The push endpoint's shared secret (`?token=`).
+            public var token: String?
+            public var body: JSONValue
+            public init(token: String?, body: JSONValue) {
+                self.token = token
+                self.body = body
+            }
+        }
+        public typealias Response = AppleNotification.Response
+        public static let type = "billing.google.notification"
+    }
+}
+
+/// Events of the `billing` stream.
+public enum BillingEvents {
+    /// A user's resolved tier changed.
+    public static let entitlementChanged = "billing.entitlement-changed"
+
+    public struct EntitlementChanged: Codable, Sendable, Equatable {
+        public var userId: String
+        public var tier: Tier
+        public var previousTier: Tier
+        public var expiresAt: Date?
+        /// `purchase`, `renewal`, `grace`, `expired`, `revoked`, `restore`.
+        public var reason: String
+        public init(userId: String, tier: Tier, previousTier: Tier, expiresAt: Date?, reason: String) {
+            self.userId = userId
+            self.tier = tier
+            self.previousTier = previousTier
+            self.expiresAt = expiresAt
+            self.reason = reason
+        }
+    }
+}
