@@ -52,6 +52,13 @@ sleep 2
 psql -q "$(db notifications)" -c "INSERT INTO notifications.devices VALUES ('load-user', 'sink', 'web', 'webhook', NULL, 'http://127.0.0.1:18099/hook', now())"
 echo "== pushes: $count fires for one user with a webhook device"
 DATABASE_URL=$(db scheduler) "$bin/chronirctl" notifications load --count "$count" --user load-user --port 18099 --lead 5
+echo "== where the time went (seconds after the due instant, per stage)"
+psql -qAt "${admin%/*}/chronir" <<'SQL'
+WITH due AS (SELECT min(due_at) AS t FROM scheduler.fires WHERE alarm_id LIKE 'push-%')
+SELECT 'fires recorded (scheduler)   ' || round(extract(epoch FROM max(f.fired_at) - (SELECT t FROM due))::numeric, 2) FROM scheduler.fires f WHERE f.alarm_id LIKE 'push-%'
+UNION ALL SELECT 'inbox written (notifications) ' || round(extract(epoch FROM max(created_at) - (SELECT t FROM due))::numeric, 2) FROM notifications.inbox WHERE user_id = 'load-user'
+UNION ALL SELECT 'pushes recorded as sent        ' || round(extract(epoch FROM max(at) - (SELECT t FROM due))::numeric, 2) FROM notifications.attempts;
+SQL
 echo "== idle live-stream connections: $connections"
 token=$(curl -sf -X POST localhost:18080/v1/auth/signup -H 'content-type: application/json' \
     -d '{"email":"bench@example.com","password":"correct horse","displayName":"Bench","timezone":"UTC"}' \

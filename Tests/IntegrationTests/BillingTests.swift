@@ -212,4 +212,36 @@ struct BillingTests {
             #expect(try await tier(s, u) == "free")
         }
     }
+
+    @Test("accountability snoozes: escalating prices paid by verified consumables, once per transaction, at most 5, with totals")
+    func snoozeLedger() async throws {
+        let signer = try StoreSigner()
+        try await withSuite(signer) { s in
+            let u = try await s.signup("Sleepy")
+            let occurrence = "2026-11-23T07:00:00Z"
+            func buy(_ product: String, id: String = UUID().uuidString) async throws -> HTTPResult {
+                var t = TestTransaction(original: id, productId: product, expires: Date())
+                t.transactionId = id
+                return try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token,
+                                           json: ["alarmId": "a1", "occurrenceAt": occurrence, "signedTransaction": try await signer.sign(t)])
+            }
+            let first = try await buy("com.chronir.snooze.1", id: "t-1")
+            #expect(first.status == 201, "\(first.text)")
+            #expect(first.json["amountCents"]?.intValue == 99)
+            #expect(try await buy("com.chronir.snooze.1", id: "t-1").json["sequence"]?.intValue == 1, "a replayed transaction counts once")
+            let wrong = try await buy("com.chronir.snooze.1")
+            #expect(wrong.status == 400)
+            #expect(wrong.json["message"]?.stringValue?.contains("$1.99") == true, "\(wrong.text)")
+            for n in 2...5 { #expect(try await buy("com.chronir.snooze.\(n)").json["amountCents"]?.intValue == n * 100 - 1) }
+            #expect(try await buy("com.chronir.snooze.5").code == "CA026")
+            let forged = try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token, json: [
+                "alarmId": "a1", "occurrenceAt": occurrence,
+                "signedTransaction": try await signer.sign(TestTransaction(original: "x", productId: "com.chronir.snooze.1", expires: Date()), key: .init())])
+            #expect(forged.code == "CA027")
+            let ledger = try await s.request(.GET, "/v1/me/snooze-ledger", token: u.token)
+            #expect(ledger.json["totalSnoozes"]?.intValue == 5)
+            #expect(ledger.json["totalCents"]?.intValue == 99 + 199 + 299 + 399 + 499)
+            #expect(ledger.json["currentStreakDays"]?.intValue == 0)
+        }
+    }
 }

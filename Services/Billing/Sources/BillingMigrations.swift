@@ -46,5 +46,22 @@ enum BillingMigrations {
             )
             """,
         ]),
+        Migration(3, "snooze ledger", [
+            """
+            CREATE TABLE snooze_ledger (
+                transaction_id text PRIMARY KEY,
+                user_id text NOT NULL,
+                alarm_id text NOT NULL,
+                occurrence_at timestamptz NOT NULL,
+                sequence integer NOT NULL CHECK (sequence BETWEEN 1 AND 5),
+                amount_cents integer NOT NULL,
+                product_id text NOT NULL,
+                purchased_at timestamptz NOT NULL,
+                recorded_at timestamptz NOT NULL DEFAULT now(),
+                UNIQUE (user_id, alarm_id, occurrence_at, sequence)
+            )
+            """,
+            "CREATE INDEX snooze_ledger_user ON snooze_ledger (user_id, purchased_at)",
+        ]),
     ]
 }

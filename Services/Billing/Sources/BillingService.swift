@@ -64,6 +64,7 @@ public enum BillingService {
         let store = SubscriptionStore(database: database, outbox: outbox.writer)
         BillingHandlers(store: store, apple: apple, play: play, appleGrace: appleGrace, googleGrace: googleGrace,
                         googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
+        SnoozeLedgerHandlers(database: database, apple: apple).register(into: &router)
         parts.services.append(outbox.relay)
         parts.services.append(EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace,
                                                  every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),

@@ -205,3 +205,69 @@ public enum BillingEvents {
         }
     }
 }
+
+/// One paid snooze of the accountability policy.
+public struct SnoozeLedgerEntry: Codable, Sendable, Equatable {
+    public var transactionId: String
+    public var alarmId: String
+    public var occurrenceAt: Date
+    /// 1–5: the paid snooze's rank for this occurrence (its price escalates with it).
+    public var sequence: Int
+    public var amountCents: Int
+    public var productId: String
+    public var purchasedAt: Date
+
+    public init(transactionId: String, alarmId: String, occurrenceAt: Date, sequence: Int, amountCents: Int, productId: String, purchasedAt: Date) {
+        self.transactionId = transactionId
+        self.alarmId = alarmId
+        self.occurrenceAt = occurrenceAt
+        self.sequence = sequence
+        self.amountCents = amountCents
+        self.productId = productId
+        self.purchasedAt = purchasedAt
+    }
+}
+
+/// `GET /v1/me/snooze-ledger`: what snoozing cost, and the streaks without it.
+public struct SnoozeLedger: Codable, Sendable, Equatable {
+    public var entries: [SnoozeLedgerEntry]
+    public var totalCents: Int
+    public var totalSnoozes: Int
+    /// Whole days since the last paid snooze (0 when it was today).
+    public var currentStreakDays: Int
+    /// The longest run of whole days without a paid snooze.
+    public var longestStreakDays: Int
+
+    public init(entries: [SnoozeLedgerEntry], totalCents: Int, totalSnoozes: Int, currentStreakDays: Int, longestStreakDays: Int) {
+        self.entries = entries
+        self.totalCents = totalCents
+        self.totalSnoozes = totalSnoozes
+        self.currentStreakDays = currentStreakDays
+        self.longestStreakDays = longestStreakDays
+    }
+}
+
+extension BillingMethods {
+    public struct Ledger: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = SnoozeLedger
+        public static let type = "billing.snooze-ledger"
+    }
+
+    /// `POST /v1/me/snooze-ledger {alarmId, occurrenceAt, signedTransaction}`: a paid snooze,
+    /// bought as a store consumable (`com.chronir.snooze.<n>`, $n − 0.01).
+    public struct PaidSnooze: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var alarmId: String
+            public var occurrenceAt: Date
+            public var signedTransaction: String
+            public init(alarmId: String, occurrenceAt: Date, signedTransaction: String) {
+                self.alarmId = alarmId
+                self.occurrenceAt = occurrenceAt
+                self.signedTransaction = signedTransaction
+            }
+        }
+        public typealias Response = SnoozeLedgerEntry
+        public static let type = "billing.snooze-ledger.record"
+    }
+}

@@ -26,6 +26,14 @@ enum BillingRoutes {
             let caller = try await g.caller(request)
             return try await g.forward(billing, BillingMethods.Restore.type, payload: try await HTTPSupport.payload(request), caller: caller)
         }
+        router.get("/v1/me/snooze-ledger") { request, _ in
+            try await g.forward(billing, BillingMethods.Ledger.type, caller: try await g.caller(request))
+        }
+        router.post("/v1/me/snooze-ledger") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(billing, BillingMethods.PaidSnooze.type, payload: try await HTTPSupport.payload(request), caller: caller,
+                                       status: .created)
+        }
         // The stores call these: no user token; the signature (Apple) or the push token (Google) is the proof.
         router.post("/v1/webhooks/apple") { request, _ in
             do {
