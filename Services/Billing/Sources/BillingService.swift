@@ -66,9 +66,9 @@ public enum BillingService {
                         googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
         SnoozeLedgerHandlers(database: database, apple: apple).register(into: &router)
         parts.services.append(outbox.relay)
-        parts.services.append(EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace,
-                                                 every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
-                                                 logger: runtime.logs.logger("entitlements")))
+        let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))
+        parts.services.append(PeriodicService("entitlement sweep", every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
+                                              logger: runtime.logs.logger("entitlements")) { _ = try await sweeper.sweep() })
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { try? await http.shutdown() }

@@ -2,32 +2,16 @@ import Contracts
 import Foundation
 import Logging
 import Persistence
-import ServiceLifecycle
 
 /// Moves subscriptions on when their time passes with no store notification: an auto-renewing
 /// subscription past its expiry enters its grace period (16 days iOS, 7 days Android), a
 /// grace period that ended or a cancelled one that expired becomes `expired`; the users'
 /// entitlements are resolved again (and published when they change).
-struct EntitlementSweeper: Service {
+struct EntitlementSweeper: Sendable {
     let store: SubscriptionStore
     let appleGrace: TimeInterval
     let googleGrace: TimeInterval
-    let every: Duration
     let logger: Logger
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let n = try await sweep()
-                    if n > 0 { logger.info("subscriptions moved on: \(n)") }
-                } catch {
-                    logger.error("entitlement sweep: \(error)")
-                }
-                try? await Task.sleep(for: every)
-            }
-        }
-    }
 
     func sweep(now: Date = Date()) async throws -> Int {
         let n: Int = try await store.database.transaction { c in
@@ -51,7 +35,10 @@ struct EntitlementSweeper: Service {
             for u in users.sorted() { try await store.resolve(u, reason: "expired", now: now, on: c) }
             return due.count
         }
-        if n > 0 { store.outbox.committed() }
+        if n > 0 {
+            store.outbox.committed()
+            logger.info("subscriptions moved on: \(n)")
+        }
         return n
     }
 }

@@ -58,7 +58,11 @@ public enum GatewayService {
         parts.services.append(KeyLoader(verifier: verifier))
         parts.services.append(subscriber)
         parts.services.append(liveSubscriber)
-        parts.services.append(LivePinger(hub: hub, every: try env.duration("CHRONIR_SSE_PING", .seconds(20)), telemetry: runtime.telemetry))
+        let telemetry = runtime.telemetry
+        parts.services.append(PeriodicService("live ping", every: try env.duration("CHRONIR_SSE_PING", .seconds(20)), logger: runtime.logger) {
+            hub.ping()
+            telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
+        })
         parts.services.append(app)
         parts.closers.append { await clients.close() }
         return parts
@@ -71,21 +75,5 @@ struct KeyLoader: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown { await verifier.loadKeys() }
         try? await gracefulShutdown()
-    }
-}
-
-/// Keeps live connections alive and reports how many there are.
-struct LivePinger: Service {
-    let hub: LiveHub
-    let every: Duration
-    let telemetry: Telemetry
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: every)
-                hub.ping()
-                telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
-            }
-        }
     }
 }

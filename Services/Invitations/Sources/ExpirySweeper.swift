@@ -2,27 +2,11 @@ import Contracts
 import Foundation
 import Logging
 import Persistence
-import ServiceLifecycle
 
 /// Marks pending invitations past their expiry as `expired` (and publishes it), periodically.
-struct ExpirySweeper: Service {
+struct ExpirySweeper: Sendable {
     let store: InvitationStore
-    let every: Duration
     let logger: Logger
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let n = try await sweep()
-                    if n > 0 { logger.info("expired \(n) invitation(s)") }
-                } catch {
-                    logger.error("expiry sweep: \(error)")
-                }
-                try? await Task.sleep(for: every)
-            }
-        }
-    }
 
     /// Expires what is due now; returns how many.
     func sweep() async throws -> Int {
@@ -36,7 +20,10 @@ struct ExpirySweeper: Service {
             }
             return due.count
         }
-        if n > 0 { store.outbox.committed() }
+        if n > 0 {
+            store.outbox.committed()
+            logger.info("expired \(n) invitation(s)")
+        }
         return n
     }
 }

@@ -29,8 +29,9 @@ public enum InvitationsService {
         parts.services.append(outbox.relay)
         parts.services.append(accountsStream.subscriber)
         parts.services.append(alarmsStream.subscriber)
-        parts.services.append(ExpirySweeper(store: store, every: try env.duration("CHRONIR_INVITATION_SWEEP", .seconds(60)),
-                                            logger: runtime.logs.logger("expiry")))
+        let expiry = ExpirySweeper(store: store, logger: runtime.logs.logger("expiry"))
+        parts.services.append(PeriodicService("invitation expiry", every: try env.duration("CHRONIR_INVITATION_SWEEP", .seconds(60)),
+                                              logger: runtime.logs.logger("expiry")) { _ = try await expiry.sweep() })
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accountsStream.replay.close() }

@@ -41,8 +41,10 @@ public enum NotificationsService {
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(worker)
-        parts.services.append(RetentionSweeper(database: database, retention: config.retention, every: .seconds(3600),
-                                               logger: runtime.logs.logger("retention")))
+        let retention = RetentionSweeper(database: database, retention: config.retention, logger: runtime.logs.logger("retention"))
+        parts.services.append(PeriodicService("retention sweep", every: .seconds(3600), logger: runtime.logs.logger("retention")) {
+            try await retention.sweep()
+        })
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }

@@ -1,28 +1,13 @@
 import Foundation
 import Logging
 import Persistence
-import ServiceLifecycle
 
 /// Deletes inbox entries, finished deliveries and attempts older than the retention
-/// (`CHRONIR_INBOX_RETENTION`, default 30 days), hourly.
-struct RetentionSweeper: Service {
+/// (`CHRONIR_INBOX_RETENTION`, default 30 days); run hourly.
+struct RetentionSweeper: Sendable {
     let database: Database
     let retention: Duration
-    let every: Duration
     let logger: Logger
-
-    func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await sweep()
-                } catch {
-                    logger.error("retention sweep: \(error)")
-                }
-                try? await Task.sleep(for: every)
-            }
-        }
-    }
 
     func sweep() async throws {
         let seconds = Double(retention.components.seconds)
