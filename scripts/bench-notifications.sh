@@ -39,12 +39,11 @@ start() {
         CHRONIR_WEBHOOK_SECRET=bench CHRONIR_WEBHOOK_ALLOW_HTTP=1 "$bin/$s" >"$dir/$s.log" 2>&1 &
     pids+=($!)
 }
-start accounts 1; start alarms 2; start scheduler 3; start notifications 4
+start accounts 1; start alarms 2; start scheduler 3; start notifications 4; start invitations 5; start billing 6
 CHRONIR_HTTP_PORT=18080 CHRONIR_HTTP_HOST=127.0.0.1 "$bin/gateway" >"$dir/gateway.log" 2>&1 &
 gateway=$!
 pids+=($gateway)
 for i in $(seq 1 100); do
-    CHRONIR_NOTIFICATIONS_RPC=tcp://127.0.0.1:17304 "$bin/chronirctl" health >/dev/null 2>&1 && break
     curl -sf localhost:18080/healthz >/dev/null 2>&1 && break
     sleep 0.3
 done
