@@ -9,6 +9,7 @@ command -v psql >/dev/null || need+=(postgresql-client)
 [ -e /usr/share/zoneinfo/America/New_York ] || need+=(tzdata)
 command -v python3 >/dev/null || need+=(python3 python3-pip)
 command -v curl >/dev/null || need+=(curl)
+command -v openssl >/dev/null || need+=(openssl)   # test certificates for the local push servers
 if [ ${#need[@]} -gt 0 ]; then
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

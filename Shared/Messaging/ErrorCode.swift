@@ -30,6 +30,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case snoozeLimitReached = "CA026"
     case receiptInvalid = "CA027"
     case invitationNotPending = "CA028"
+    case paymentRequired = "CA029"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -62,6 +63,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .snoozeLimitReached: "SNOOZE_LIMIT_REACHED"
         case .receiptInvalid: "RECEIPT_INVALID"
         case .invitationNotPending: "INVITATION_NOT_PENDING"
+        case .paymentRequired: "PAYMENT_REQUIRED"
         }
     }
 
@@ -71,6 +73,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .alarmLimitReached, .tierRequired, .permissionDenied, .subscriptionExpired: 403
         case .groupMemberLimit, .invitationAlreadyAccepted, .syncConflict, .alreadyExists, .snoozeLimitReached, .invitationNotPending: 409
         case .invitationExpired: 410
+        case .paymentRequired: 402
         case .alarmNotFound, .notFound: 404
         case .scheduleInvalid, .validationFailed, .messageInvalid, .receiptInvalid,
              .osAlarmPermissionDenied, .notificationPermissionDenied: 400

@@ -244,4 +244,41 @@ struct BillingTests {
             #expect(ledger.json["currentStreakDays"]?.intValue == 0)
         }
     }
+
+    @Test("an alarm's accountability policy: free snoozes first, then each paid (402 names the consumable), 5 in all")
+    func accountabilityPolicy() async throws {
+        let signer = try StoreSigner()
+        try await withSuite(signer) { s in
+            let u = try await s.signup("Owner")
+            let other = try await s.signup("Other")
+            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Gym", "schedule": scheduleJSON()])
+            let id = try #require(created.json["id"]?.stringValue)
+            #expect(try await s.request(.PUT, "/v1/alarms/\(id)/snooze-policy", token: other.token, json: ["enabled": true, "freeSnoozes": 1]).status == 404)
+            #expect(try await s.request(.PUT, "/v1/alarms/\(id)/snooze-policy", token: u.token, json: ["enabled": true, "freeSnoozes": 9]).status == 400)
+            #expect(try await s.request(.PUT, "/v1/alarms/\(id)/snooze-policy", token: u.token, json: ["enabled": true, "freeSnoozes": 1]).status == 200)
+            // The occurrence is due (as if it had fired a minute ago).
+            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                try await $0.query("UPDATE alarms SET next_fire_date = date_trunc('second', now()) - interval '1 minute' WHERE id = \(id)")
+            }
+            let occurrence = try #require(try await s.request(.GET, "/v1/alarms/\(id)", token: u.token).json["nextFireDate"]?.stringValue)
+            #expect(try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10]).status == 200, "the free one")
+            for n in 1...4 {
+                let refused = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10])
+                #expect(refused.status == 402, "\(refused.text)")
+                #expect(refused.code == "CA029")
+                #expect(refused.json["message"]?.stringValue?.contains("com.chronir.snooze.\(n)") == true, "\(refused.text)")
+                var t = TestTransaction(original: "s-\(n)", productId: "com.chronir.snooze.\(n)", expires: Date())
+                t.transactionId = "s-\(n)"
+                let paid = try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token,
+                                               json: ["alarmId": id, "occurrenceAt": occurrence, "signedTransaction": try await signer.sign(t)])
+                #expect(paid.status == 201, "\(paid.text)")
+                let ok = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10])
+                #expect(ok.status == 200, "\(ok.text)")
+                #expect(ok.json["snoozeCount"]?.intValue == n + 1)
+            }
+            #expect(try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10]).code == "CA026")
+            let ledger = try await s.request(.GET, "/v1/me/snooze-ledger", token: u.token)
+            #expect(ledger.json["totalCents"]?.intValue == 99 + 199 + 299 + 399)
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Messaging
+import BillingService
 import SchedulerService
 import Support
 import Testing
@@ -18,6 +19,7 @@ struct SchedulerFlowTests {
             try s.start("scheduler", migrations: SchedulerService.migrations,
                         extra: window.merging(["CHRONIR_SCHEDULER_PUSH_TO": "alarms", "CHRONIR_SCHEDULER_PARTITIONS": "16"]) { $1 },
                         build: SchedulerService.build)
+            try s.start("billing", migrations: BillingService.migrations, build: BillingService.build)
         }) { s in
             let u = try await s.signup("Sleeper")
             // Daily at the next whole minute (UTC), leaving the scheduler time to load it.

@@ -26,7 +26,8 @@ public enum AlarmsService {
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
         let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
         tiers.register(into: &router)
-        SnoozeHandlers(store: store, outbox: outbox.writer).register(into: &router)
+        let billingClient = try runtime.rpcClient(to: .billing)
+        SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
 
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
                                                   database: database)
@@ -42,6 +43,7 @@ public enum AlarmsService {
         parts.services.append(scheduler.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
+        parts.closers.append { await billingClient.close() }
         parts.closers.append { await accounts.replay.close() }
         parts.closers.append { await billing.replay.close() }
         parts.closers.append { await invitations.replay.close() }

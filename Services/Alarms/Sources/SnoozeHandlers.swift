@@ -9,6 +9,8 @@ import PostgresNIO
 struct SnoozeHandlers: Sendable {
     let store: AlarmStore
     let outbox: OutboxWriter
+    /// Asked whether the alarm has an accountability policy (paid snoozes, billing).
+    let billing: RPCClient
     /// How early before its instant an occurrence may be snoozed (clock skew of devices).
     let earlySlack: TimeInterval = 5
 
@@ -20,6 +22,18 @@ struct SnoozeHandlers: Sendable {
 
     func register(into router: inout RPCRouter) {
         router.on(AlarmsMethods.Snooze.self) { req, ctx in try await snooze(req, actor: try ctx.requireActor()) }
+    }
+
+    /// Billing's answer for an accountability policy; nil when billing cannot be reached (the
+    /// usual free snoozes apply then: an alarm app must not stop snoozing because billing is down).
+    func allowance(alarm: String, occurrence: Date, user: String, number: Int) async -> BillingMethods.SnoozeAllowance.Response? {
+        do {
+            return try await billing.call(BillingMethods.SnoozeAllowance.self,
+                                          .init(alarmId: alarm, occurrenceAt: occurrence, userId: user, snoozeNumber: number), timeout: .seconds(1))
+        } catch {
+            store.logger.warning("snooze policy unknown (billing unreachable); the usual limit applies", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {
@@ -44,9 +58,17 @@ struct SnoozeHandlers: Sendable {
             let count = try await c.query("""
                 SELECT count FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(occurrence) FOR UPDATE
                 """, logger: store.logger).first(Int32.self).map(Int.init) ?? 0
-            guard count < Self.maxConsecutive else {
-                throw ServiceError(.snoozeLimitReached,
-                                   "this occurrence was already snoozed \(Self.maxConsecutive) times; complete or skip it")
+            let allowance = await self.allowance(alarm: a.id, occurrence: occurrence, user: actor, number: count + 1)
+            let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
+            guard count < limit else {
+                throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(limit) times; complete or skip it")
+            }
+            if let allowance, !allowance.allowed, let cost = allowance.costCents, let product = allowance.productId {
+                throw ServiceError(.paymentRequired,
+                                   String(format: "snooze %d of this alarm costs $%.2f: buy %@, record it with POST /v1/me/snooze-ledger, then snooze",
+                                          count + 1, Double(cost) / 100, product),
+                                   details: .object(["costCents": .number(Double(cost)), "productId": .string(product),
+                                                     "occurrenceAt": .string(ISOTime.format(occurrence))]))
             }
             let refire = now.addingTimeInterval(Double(req.minutes) * 60)
             try await c.query("""

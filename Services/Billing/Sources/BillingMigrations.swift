@@ -63,5 +63,16 @@ enum BillingMigrations {
             """,
             "CREATE INDEX snooze_ledger_user ON snooze_ledger (user_id, purchased_at)",
         ]),
+        Migration(4, "snooze policies", [
+            """
+            CREATE TABLE snooze_policies (
+                alarm_id text PRIMARY KEY,
+                owner_id text NOT NULL,
+                enabled boolean NOT NULL,
+                free_snoozes integer NOT NULL CHECK (free_snoozes BETWEEN 0 AND 4),
+                updated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+        ]),
     ]
 }

@@ -64,7 +64,8 @@ public enum BillingService {
         let store = SubscriptionStore(database: database, outbox: outbox.writer)
         BillingHandlers(store: store, apple: apple, play: play, appleGrace: appleGrace, googleGrace: googleGrace,
                         googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
-        SnoozeLedgerHandlers(database: database, apple: apple).register(into: &router)
+        let alarms = try runtime.rpcClient(to: .alarms)
+        SnoozeLedgerHandlers(database: database, apple: apple, alarms: alarms).register(into: &router)
         parts.services.append(outbox.relay)
         let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))
         parts.services.append(PeriodicService("entitlement sweep", every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
@@ -72,6 +73,7 @@ public enum BillingService {
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { try? await http.shutdown() }
+        parts.closers.append { await alarms.close() }
         return parts
     }
 }

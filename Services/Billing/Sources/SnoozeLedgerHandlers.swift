@@ -10,6 +10,8 @@ import PostgresNIO
 struct SnoozeLedgerHandlers: Sendable {
     let database: Database
     let apple: AppleVerifier
+    /// To check that a policy is set by the alarm's owner.
+    let alarms: RPCClient
 
     static let maxPaid = 5
 
@@ -22,6 +24,43 @@ struct SnoozeLedgerHandlers: Sendable {
     func register(into router: inout RPCRouter) {
         router.on(BillingMethods.Ledger.self) { _, ctx in try await ledger(try ctx.requireActor()) }
         router.on(BillingMethods.PaidSnooze.self) { req, ctx in try await record(req, user: try ctx.requireActor()) }
+        router.on(BillingMethods.PutSnoozePolicy.self) { req, ctx in try await putPolicy(req, ctx: ctx) }
+        router.on(BillingMethods.SnoozeAllowance.self) { req, _ in try await allowance(req) }
+    }
+
+    /// The usual limit without a policy (alarms enforces it), and the total with one.
+    static let usualLimit = 3
+    static let policyLimit = 5
+
+    func putPolicy(_ p: SnoozePolicy, ctx: RPCContext) async throws -> SnoozePolicy {
+        let actor = try ctx.requireActor()
+        guard (0...Self.policyLimit - 1).contains(p.freeSnoozes) else {
+            throw ServiceError(.validationFailed, "freeSnoozes must be 0...\(Self.policyLimit - 1)")
+        }
+        let alarm = try await alarms.call(AlarmsMethods.Get.self, .init(id: p.alarmId), actor: actor, headers: ctx.envelope.headers)
+        guard alarm.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner sets the snooze policy of alarm \(alarm.id)") }
+        try await database.query("""
+            INSERT INTO snooze_policies (alarm_id, owner_id, enabled, free_snoozes) VALUES (\(p.alarmId), \(actor), \(p.enabled), \(Int32(p.freeSnoozes)))
+            ON CONFLICT (alarm_id) DO UPDATE SET enabled = excluded.enabled, free_snoozes = excluded.free_snoozes, updated_at = now()
+            """)
+        return p
+    }
+
+    func allowance(_ r: BillingMethods.SnoozeAllowance.Request) async throws -> BillingMethods.SnoozeAllowance.Response {
+        let rows = try await database.query("SELECT free_snoozes FROM snooze_policies WHERE alarm_id = \(r.alarmId) AND enabled")
+        guard let free = try await rows.first(Int32.self).map(Int.init) else {
+            return .init(policy: false, maxSnoozes: Self.usualLimit, allowed: r.snoozeNumber <= Self.usualLimit, costCents: nil, productId: nil)
+        }
+        guard r.snoozeNumber <= Self.policyLimit else {
+            return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: false, costCents: nil, productId: nil)
+        }
+        let paidNeeded = r.snoozeNumber - free
+        if paidNeeded <= 0 { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
+        let paid = try await database.query("""
+            SELECT count(*)::int FROM snooze_ledger WHERE user_id = \(r.userId) AND alarm_id = \(r.alarmId) AND occurrence_at = \(r.occurrenceAt)
+            """).first(Int.self) ?? 0
+        if paid >= paidNeeded { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
+        return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: false, costCents: Self.cost(paid + 1), productId: Self.products(paid + 1).ios)
     }
 
     static let columns = "transaction_id, alarm_id, occurrence_at, sequence, amount_cents, product_id, purchased_at"

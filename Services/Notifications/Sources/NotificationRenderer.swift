@@ -12,7 +12,7 @@ enum NotificationRenderer {
         if let g = e.groupId { data["groupId"] = g }
         let body: String
         if e.snoozeCount > 0 {
-            body = "Snoozed alarm (\(e.snoozeCount) of 3)"
+            body = "Snoozed alarm (snooze \(e.snoozeCount))"
         } else if e.groupId != nil {
             body = "Shared alarm from your group"
         } else if e.members.count > 1 {

@@ -271,3 +271,58 @@ extension BillingMethods {
         public static let type = "billing.snooze-ledger.record"
     }
 }
+
+/// An alarm's accountability snooze policy: the first `freeSnoozes` snoozes of an occurrence are
+/// free, each further one is paid (escalating), 5 in all.
+public struct SnoozePolicy: Codable, Sendable, Equatable {
+    public var alarmId: String
+    public var enabled: Bool
+    public var freeSnoozes: Int
+    public init(alarmId: String, enabled: Bool, freeSnoozes: Int) {
+        self.alarmId = alarmId
+        self.enabled = enabled
+        self.freeSnoozes = freeSnoozes
+    }
+}
+
+extension BillingMethods {
+    /// `PUT /v1/alarms/{id}/snooze-policy {enabled, freeSnoozes}` (the alarm's owner).
+    public struct PutSnoozePolicy: RPCMethod {
+        public typealias Request = SnoozePolicy
+        public typealias Response = SnoozePolicy
+        public static let type = "billing.snooze-policy.put"
+    }
+
+    /// Internal (alarms, before a snooze): may `userId` take snooze number `snoozeNumber` of the occurrence?
+    public struct SnoozeAllowance: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var alarmId: String
+            public var occurrenceAt: Date
+            public var userId: String
+            public var snoozeNumber: Int
+            public init(alarmId: String, occurrenceAt: Date, userId: String, snoozeNumber: Int) {
+                self.alarmId = alarmId
+                self.occurrenceAt = occurrenceAt
+                self.userId = userId
+                self.snoozeNumber = snoozeNumber
+            }
+        }
+        public struct Response: Codable, Sendable {
+            /// Whether the alarm has an accountability policy (otherwise the usual 3 free snoozes apply).
+            public var policy: Bool
+            public var maxSnoozes: Int
+            public var allowed: Bool
+            /// When payment is needed: its price and the consumable to buy.
+            public var costCents: Int?
+            public var productId: String?
+            public init(policy: Bool, maxSnoozes: Int, allowed: Bool, costCents: Int?, productId: String?) {
+                self.policy = policy
+                self.maxSnoozes = maxSnoozes
+                self.allowed = allowed
+                self.costCents = costCents
+                self.productId = productId
+            }
+        }
+        public static let type = "billing.snooze-allowance"
+    }
+}

@@ -34,6 +34,12 @@ enum BillingRoutes {
             return try await g.forward(billing, BillingMethods.PaidSnooze.type, payload: try await HTTPSupport.payload(request), caller: caller,
                                        status: .created)
         }
+        router.put("/v1/alarms/:id/snooze-policy") { request, context in
+            let caller = try await g.caller(request)
+            return try await g.forward(billing, BillingMethods.PutSnoozePolicy.type,
+                                       payload: try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))]),
+                                       caller: caller)
+        }
         // The stores call these: no user token; the signature (Apple) or the push token (Google) is the proof.
         router.post("/v1/webhooks/apple") { request, _ in
             do {
