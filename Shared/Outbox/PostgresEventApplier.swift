@@ -19,7 +19,10 @@ public struct EventContext: Sendable {
 /// The event types a consumer handles, each applied inside the consumer's transaction.
 public struct EventHandlers: Sendable {
     public typealias Handler = @Sendable (EventContext, PostgresConnection) async throws -> Void
+    /// Handles a run of consecutive events (in order) whose types share the handler.
+    public typealias BatchHandler = @Sendable ([EventContext], PostgresConnection) async throws -> Void
     private(set) var handlers: [String: Handler] = [:]
+    private(set) var batchHandlers: [String: (key: String, handler: BatchHandler)] = [:]
 
     public init() {}
 
@@ -34,8 +37,17 @@ public struct EventHandlers: Sendable {
         }
     }
 
+    /// Handles `types` in batches: consecutive events of these types in one delivery are given
+    /// together, in order, so a handler can write them with a few statements instead of a few
+    /// per event. A payload that does not decode makes the whole batch fail; the consumer then
+    /// applies its events one by one and dead-letters the bad one.
+    public mutating func onBatch(_ types: [String], _ handler: @escaping BatchHandler) {
+        let key = types.sorted().joined(separator: ",")
+        for type in types { batchHandlers[type] = (key, handler) }
+    }
+
     /// The handled types.
-    public var types: [String] { handlers.keys.sorted() }
+    public var types: [String] { Set(handlers.keys).union(batchHandlers.keys).sorted() }
 }
 
 /// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
@@ -66,13 +78,32 @@ public final class PostgresEventApplier: EventApplier {
             let current = try await connection.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE", logger: logger)
                 .first(Int64.self) ?? 0
             guard current == first.seq - 1 else { throw CheckpointMoved(current: current) }
-            for event in events {
-                guard let handler = handlers.handlers[event.envelope.type] else { continue }
-                let span = telemetry.startProcessSpan(event.envelope, destination: consumerName, kind: .consumer)
-                defer { span.end() }
+            var index = 0
+            while index < events.count {
+                let event = events[index]
                 var log = logger
                 log[metadataKey: "event"] = "\(event.envelope.id)"
                 log[metadataKey: "type"] = "\(event.envelope.type)"
+                if let (key, batch) = handlers.batchHandlers[event.envelope.type] {
+                    // The run of consecutive events sharing this batch handler.
+                    var end = index + 1
+                    while end < events.count, handlers.batchHandlers[events[end].envelope.type]?.key == key { end += 1 }
+                    let run = events[index..<end]
+                    let spans = run.map { telemetry.startProcessSpan($0.envelope, destination: consumerName, kind: .consumer) }
+                    defer { for s in spans { s.end() } }
+                    do {
+                        try await batch(run.map { EventContext(event: $0, logger: log) }, connection)
+                    } catch {
+                        for s in spans { s.recordError(error); s.setStatus(.init(code: .error)) }
+                        throw error
+                    }
+                    index = end
+                    continue
+                }
+                index += 1
+                guard let handler = handlers.handlers[event.envelope.type] else { continue }
+                let span = telemetry.startProcessSpan(event.envelope, destination: consumerName, kind: .consumer)
+                defer { span.end() }
                 do {
                     try await ServiceContext.$current.withValue(span.context) {
                         try await handler(EventContext(event: event, logger: log), connection)

@@ -13,19 +13,21 @@ struct NotificationEventHandlers: Sendable {
 
     var scheduler: EventHandlers {
         var h = EventHandlers()
-        h.on(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired.self) { e, ctx, c in
-            try await store(NotificationRenderer.fired(e), ctx, c)
-        }
-        h.on(SchedulerEvents.preAlarmDue, SchedulerEvents.PreAlarmDue.self) { e, ctx, c in
-            try await store(NotificationRenderer.preAlarm(e), ctx, c)
-        }
-        h.on(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed.self) { e, ctx, c in
-            try await store(NotificationRenderer.missed(e), ctx, c)
-        }
-        h.on(SchedulerEvents.completionPush, SchedulerEvents.CompletionPush.self) { e, ctx, c in
-            try await store(NotificationRenderer.completed(e), ctx, c)
+        // A burst of fires arrives as runs of these events: stored a run at a time.
+        h.onBatch([SchedulerEvents.alarmFired, SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush]) { run, c in
+            try await storeBatch(try run.map { ctx in (try Self.render(ctx.envelope), ctx) }, c)
         }
         return h
+    }
+
+    /// The notification of a scheduler event.
+    static func render(_ e: Envelope) throws -> RenderedNotification {
+        switch e.type {
+        case SchedulerEvents.alarmFired: NotificationRenderer.fired(try e.decodePayload(SchedulerEvents.AlarmFired.self))
+        case SchedulerEvents.preAlarmDue: NotificationRenderer.preAlarm(try e.decodePayload(SchedulerEvents.PreAlarmDue.self))
+        case SchedulerEvents.occurrenceMissed: NotificationRenderer.missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))
+        default: NotificationRenderer.completed(try e.decodePayload(SchedulerEvents.CompletionPush.self))
+        }
     }
 
     var invitations: EventHandlers {
@@ -73,6 +75,62 @@ struct NotificationEventHandlers: Sendable {
         case "android": return "fcm"
         default: return "webhook"
         }
+    }
+
+    /// Stores a run of notifications with three statements: inbox rows for every recipient,
+    /// their `notification-created` events, and one delivery per device of each recipient.
+    func storeBatch(_ items: [(RenderedNotification, EventContext)], _ c: PostgresConnection) async throws {
+        var users: [String] = [], events: [String] = [], types: [String] = [], titles: [String] = [], bodies: [String] = []
+        var datas: [String] = [], contents: [String] = []
+        for (n, ctx) in items {
+            let data = String(decoding: try JSONCoding.encode(n.content.data), as: UTF8.self)
+            let content = String(decoding: try JSONCoding.encode(n.content), as: UTF8.self)
+            for user in Set(n.recipients).sorted() {
+                users.append(user); events.append(ctx.envelope.id); types.append(n.content.type); titles.append(n.content.title)
+                bodies.append(n.content.body); datas.append(data); contents.append(content)
+            }
+        }
+        guard !users.isEmpty else { return }
+        let logger = items[0].1.logger
+        let rows = try await c.query("""
+            INSERT INTO inbox (user_id, event_id, type, title, body, data)
+            SELECT u, e, t, ti, b, d::jsonb FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[], \(bodies)::text[],
+                \(datas)::text[]) WITH ORDINALITY AS x(u, e, t, ti, b, d, n)
+            ORDER BY n
+            ON CONFLICT (event_id, user_id) DO NOTHING
+            RETURNING id, user_id, event_id, created_at
+            """, logger: logger)
+        // Which input row each inserted row came from (event id + user is unique).
+        var index: [String: Int] = [:]
+        for i in users.indices { index["\(events[i])|\(users[i])"] = i }
+        var dataByEvent: [String: [String: String]] = [:]
+        for (n, ctx) in items { dataByEvent[ctx.envelope.id] = n.content.data }
+        var inserted: [(id: Int64, row: Int, created: Date)] = []
+        for try await (id, user, event, created) in rows.decode((Int64, String, String, Date).self) {
+            if let i = index["\(event)|\(user)"] { inserted.append((id, i, created)) }
+        }
+        // In the order of their ids, so the live stream sees them in the order of their cursors.
+        inserted.sort { $0.id < $1.id }
+        var envelopes: [Envelope] = []
+        var ids: [Int64] = [], dUsers: [String] = [], dEvents: [String] = [], dContents: [String] = []
+        for (id, i, created) in inserted {
+            let item = InboxNotification(id: id, userId: users[i], type: types[i], title: titles[i], body: bodies[i],
+                                         data: dataByEvent[events[i]] ?? [:], eventId: events[i], createdAt: created, ackedAt: nil)
+            envelopes.append(try outbox.envelope(NotificationsEvents.notificationCreated, NotificationsEvents.NotificationCreated(notification: item),
+                                                 actor: users[i]))
+            ids.append(id); dUsers.append(users[i]); dEvents.append(events[i]); dContents.append(contents[i])
+        }
+        try await outbox.append(envelopes, on: c)
+        guard !ids.isEmpty else { return }
+        let queued = try await c.query("""
+            INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content)
+            SELECT x.e, x.i, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, x.c::jsonb
+            FROM unnest(\(ids)::bigint[], \(dUsers)::text[], \(dEvents)::text[], \(dContents)::text[]) AS x(i, u, e, c)
+            JOIN devices d ON d.user_id = x.u AND (d.token IS NOT NULL OR d.webhook_url IS NOT NULL)
+            ON CONFLICT (event_id, device_id) DO NOTHING
+            RETURNING 1
+            """, logger: logger).all(Int32.self)
+        if !queued.isEmpty { worker.wake() }
     }
 
     /// Stores the notification for every recipient and queues one delivery per device.
