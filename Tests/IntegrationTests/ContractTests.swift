@@ -69,25 +69,10 @@ struct ContractTests {
             _ = try await s.request(.DELETE, "/v1/alarms/\(id)", token: owner.token)
             _ = try await s.request(.POST, "/v1/auth/logout", token: owner.token)
             _ = try await s.request(.DELETE, "/v1/me", token: member.token)
-            var lines: [String] = []
-            var types = Set<String>()
-            for schema in ["accounts", "alarms"] {
-                let envelopes = try await withDatabase(url: s.databaseURL, schema: schema) {
-                    try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
-                }
-                for e in envelopes {
-                    lines.append(e)
-                    types.insert(try Envelope.decode(Data(e.utf8)).type)
-                }
-            }
+            let types = try await s.checkPublishedEvents(["accounts", "alarms"])
             #expect(types.isSuperset(of: ["accounts.user-upserted", "accounts.user-deleted", "accounts.session-revoked",
                                           "accounts.device-upserted", "accounts.device-removed", "alarms.alarm-upserted",
                                           "alarms.alarm-deleted", "alarms.alarm-completed", "alarms.alarm-skipped"]), "\(types)")
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
-            try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-            let (status, output) = try Self.runChecker(["--require-event-schemas", file.path])
-            #expect(status == 0, "\(output)")
-            #expect(output.contains("contracts ok (\(lines.count) envelopes)"), "\(output)")
         }
     }
 
@@ -128,5 +113,25 @@ struct ContractTests {
                 #expect(!unrouted, "\(method) \(path) is documented but not routed")
             }
         }
+    }
+}
+
+extension TestSuite {
+    /// Checks every event that `schemas`' services wrote to their outboxes against its schema in
+    /// `proto/events` (a published type without a schema fails too); returns the types seen.
+    @discardableResult
+    func checkPublishedEvents(_ schemas: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> Set<String> {
+        var lines: [String] = []
+        for schema in schemas {
+            lines += try await withDatabase(url: databaseURL, schema: schema) {
+                try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        let (status, output) = try ContractTests.runChecker(["--require-event-schemas", file.path])
+        #expect(status == 0, "\(output)", sourceLocation: sourceLocation)
+        #expect(output.contains("contracts ok (\(lines.count) envelopes)"), "\(output)", sourceLocation: sourceLocation)
+        return Set(try lines.map { try Envelope.decode(Data($0.utf8)).type })
     }
 }
