@@ -43,7 +43,8 @@ struct TracingTests {
                 guard (try? process.run()) != nil else { return false }
                 output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 process.waitUntilExit()
-                return output.contains("scheduler alarms.alarm-upserted process")
+                // Each service flushes its span file on its own cadence: wait for all of them.
+                return output.contains("scheduler alarms.alarm-upserted process") && output.contains("gateway HTTP POST")
             }
             #expect(complete, "\(output)")
             #expect(output.contains("gateway HTTP POST"), "\(output)")
