@@ -209,10 +209,3 @@ struct BillingHandlers: Sendable {
         return .init(result: result)
     }
 }
-
-extension Optional {
-    func asyncMap<U>(_ f: (Wrapped) async throws -> U) async rethrows -> U? {
-        guard let v = self else { return nil }
-        return try await f(v)
-    }
-}

@@ -196,10 +196,3 @@ struct InvitationHandlers: Sendable {
         return result
     }
 }
-
-extension Optional {
-    func asyncMap<U>(_ f: (Wrapped) async throws -> U) async rethrows -> U? {
-        guard let v = self else { return nil }
-        return try await f(v)
-    }
-}
