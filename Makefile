@@ -1,5 +1,5 @@
 # The two commands: `make run` (the suite on a local PostgreSQL) and `make test`.
-.PHONY: run test build clean benchmarks
+.PHONY: run test build clean benchmarks compose-test
 
 run:
 	scripts/run.sh
@@ -16,3 +16,7 @@ benchmarks:
 
 clean:
 	rm -rf .build .run
+
+# The compose stack end to end with podman (installs podman; see docs/operations.md).
+compose-test:
+	scripts/compose-test.sh

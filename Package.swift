@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.0.0"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
+        // OTLP/HTTP only: the gRPC exporter would add grpc-swift to every build.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // MARK: Shared libraries
@@ -103,6 +105,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
@@ -259,6 +262,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Services/Chronirctl",
             swiftSettings: swiftSettings

@@ -3,6 +3,10 @@
 # Installs missing packages, starts a local PostgreSQL under .run/pg when DATABASE_URL is not
 # set, builds, starts every service and the gateway, prints the API address, and stops
 # everything on Ctrl-C / SIGTERM.
+#   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
+#   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (RPC 7103, 7113, …; ops 9103, 9113, …)
+#   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl
+# Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -11,16 +15,19 @@ scripts/deps.sh
 config=${CHRONIR_BUILD_CONFIG:-debug}
 http_port=${CHRONIR_HTTP_PORT:-8080}
 pg_port=${CHRONIR_PG_PORT:-55433}
-services="accounts alarms scheduler notifications invitations billing"
-mkdir -p .run/logs
+services="accounts alarms notifications invitations billing"
+replicas=${CHRONIR_SCHEDULER_REPLICAS:-1}
+mkdir -p .run/logs .run/pids
+rm -f .run/pids/*.pid
 pids=()
+spare_pids=()   # scheduler replicas beyond one: the suite outlives any of them (failover)
 own_pg=""
 
 cleanup() {
     trap - INT TERM EXIT
     echo "stopping…" >&2
-    for pid in "${pids[@]:-}"; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]:-}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null || true; done
     if [ -n "$own_pg" ]; then scripts/pg.sh stop .run/pg; fi
     echo "stopped" >&2
 }
@@ -42,13 +49,24 @@ bin=$(swift build -c "$config" --show-bin-path)
 [ -x "$bin/gateway" ] || { echo "build failed" >&2; exit 1; }
 
 export CHRONIR_LOG_FORMAT=${CHRONIR_LOG_FORMAT:-text}
-for s in $services; do
-    if [ -n "$base" ]; then url=$(printf "$base" "chronir_$s" "chronir_$s"); else url=$DATABASE_URL; fi
-    DATABASE_URL="$url" "$bin/$s" >>".run/logs/$s.log" 2>&1 &
-    pids+=($!)
+endpoints=""
+for k in $(seq 1 "$replicas"); do endpoints="$endpoints${endpoints:+,}tcp://127.0.0.1:$((7103 + 10 * (k - 1)))"; done
+export CHRONIR_SCHEDULER_RPC=$endpoints
+trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_DIR"; echo "CHRONIR_TRACE_FILE=$CHRONIR_TRACE_DIR/$1.jsonl"; else echo "CHRONIR_TRACE_UNSET=1"; fi; }
+# start NAME BINARY [VAR=VALUE…]: one process, logged to .run/logs/NAME.log, pid in .run/pids.
+start() {
+    local name=$1 binary=$2; shift 2
+    env "$(trace_env "$name")" "$@" "$bin/$binary" >>".run/logs/$name.log" 2>&1 &
+    if [ "$replicas" -gt 1 ] && [ "${name#scheduler-}" != "$name" ] && [ "$name" != scheduler-1 ]; then spare_pids+=($!); else pids+=($!); fi
+    echo $! > ".run/pids/$name.pid"
+}
+db_url() { if [ -n "$base" ]; then printf "$base" "chronir_$1" "chronir_$1"; else echo "$DATABASE_URL"; fi; }
+for s in $services; do start "$s" "$s" DATABASE_URL="$(db_url "$s")"; done
+for k in $(seq 1 "$replicas"); do
+    start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" \
+        CHRONIR_RPC_BIND="tcp://*:$((7103 + 10 * (k - 1)))" CHRONIR_OPS_PORT=$((9103 + 10 * (k - 1)))
 done
-CHRONIR_HTTP_PORT=$http_port "$bin/gateway" >>.run/logs/gateway.log 2>&1 &
-pids+=($!)
+start gateway gateway CHRONIR_HTTP_PORT="$http_port"
 
 for i in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then

@@ -48,6 +48,9 @@ public final class RPCClient: Sendable {
         options.connects = endpoints
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 0
+        // Requests go only to replicas that are connected; a killed one drops out at once
+        // (until connected, requests wait in the socket's queue within their deadline).
+        options.immediate = true
         let callbacks = SocketActor.Callbacks(
             tickInterval: .milliseconds(5),
             onTick: { [weak self] in self?.expireDeadlines() ?? false },

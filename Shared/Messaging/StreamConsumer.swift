@@ -46,13 +46,17 @@ public protocol EventReplaySource: Sendable {
 /// Replays through the producer's `events.replay` request.
 public struct RPCReplaySource: EventReplaySource {
     let client: RPCClient
+    let timeout: Duration
 
-    public init(client: RPCClient) {
+    /// `timeout` bounds one replay request: one sent to a replica that died with it in flight
+    /// is retried (on a live replica) after this long.
+    public init(client: RPCClient, timeout: Duration = .seconds(5)) {
         self.client = client
+        self.timeout = timeout
     }
 
     public func replay(stream: String, after: Int64, limit: Int) async throws -> EventBatch {
-        try await client.call(EventMethods.Replay.self, .init(stream: stream, after: after, limit: limit), timeout: .seconds(10))
+        try await client.call(EventMethods.Replay.self, .init(stream: stream, after: after, limit: limit), timeout: timeout)
     }
 }
 

@@ -105,6 +105,20 @@ public struct HeaderExtractor: Extractor {
     }
 }
 
+enum SampleRootKey: ServiceContextKey {
+    typealias Value = Bool
+    static var nameOverride: String? { "chronir-sample-root" }
+}
+
+extension ServiceContext {
+    /// Asks the tracer to record (or not) a new root span whatever its sampling ratio says: a
+    /// fire linked to a sampled creation is sampled too.
+    public var sampleRoot: Bool? {
+        get { self[SampleRootKey.self] }
+        set { self[SampleRootKey.self] = newValue }
+    }
+}
+
 /// Span attribute names of the OpenTelemetry messaging conventions.
 public enum MessagingAttribute {
     public static let system = "messaging.system"
@@ -128,6 +142,20 @@ extension Telemetry {
         span.attributes[MessagingAttribute.destination] = destination
         span.attributes[MessagingAttribute.messageID] = id
         span.attributes[MessagingAttribute.messageType] = type
+        return span
+    }
+
+    /// Starts the root span of work an earlier trace caused later (a fire caused by a creation):
+    /// a new trace with a link to `traceparent`, recorded when that one was.
+    public func startLinkedSpan(_ name: String, linkedTo traceparent: String?, kind: SpanKind = .internal) -> any Span {
+        var context = ServiceContext.topLevel
+        var linked = ServiceContext.topLevel
+        if let traceparent {
+            tracer.extract([EnvelopeHeader.traceparent: traceparent], into: &linked, using: HeaderExtractor())
+            context.sampleRoot = traceparent.hasSuffix("-01")
+        }
+        let span = tracer.startSpan(name, context: context, ofKind: kind)
+        if traceparent != nil { span.addLink(SpanLink(context: linked, attributes: [:])) }
         return span
     }
 

@@ -15,7 +15,8 @@ public struct OutboxWriter: Sendable {
     public let stream: String
     /// `<service>/<instance>`.
     public let source: String
-    let telemetry: Telemetry
+    /// Where its publish spans go.
+    public let telemetry: Telemetry
     let relay: OutboxRelay?
 
     public init(stream: String, source: String, telemetry: Telemetry, relay: OutboxRelay?) {

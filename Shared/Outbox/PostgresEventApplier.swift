@@ -11,6 +11,8 @@ public struct EventContext: Sendable {
     public let event: DeliveredEvent
     /// A logger with the event's type and id.
     public let logger: Logger
+    /// The context of the event's process span (batch handlers pass it to what they publish).
+    public var traceContext: ServiceContext = .topLevel
 
     /// The envelope.
     public var envelope: Envelope { event.envelope }
@@ -58,12 +60,17 @@ public final class PostgresEventApplier: EventApplier {
     private let handlers: EventHandlers
     private let telemetry: Telemetry
     private let consumerName: String
+    private let afterCommit: @Sendable () -> Void
 
-    public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String) {
+    /// `afterCommit` runs after each applied batch commits: wake this service's outbox relay
+    /// there, so events the handlers wrote go out at once rather than at the relay's next poll.
+    public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String,
+                afterCommit: @escaping @Sendable () -> Void = {}) {
         self.database = database
         self.handlers = handlers
         self.telemetry = telemetry
         self.consumerName = consumerName
+        self.afterCommit = afterCommit
     }
 
     public func checkpoint(stream: String) async throws -> Int64 {
@@ -92,7 +99,7 @@ public final class PostgresEventApplier: EventApplier {
                     let spans = run.map { telemetry.startProcessSpan($0.envelope, destination: consumerName, kind: .consumer) }
                     defer { for s in spans { s.end() } }
                     do {
-                        try await batch(run.map { EventContext(event: $0, logger: log) }, connection)
+                        try await batch(zip(run, spans).map { EventContext(event: $0, logger: log, traceContext: $1.context) }, connection)
                     } catch {
                         for s in spans { s.recordError(error); s.setStatus(.init(code: .error)) }
                         throw error
@@ -106,7 +113,7 @@ public final class PostgresEventApplier: EventApplier {
                 defer { span.end() }
                 do {
                     try await ServiceContext.$current.withValue(span.context) {
-                        try await handler(EventContext(event: event, logger: log), connection)
+                        try await handler(EventContext(event: event, logger: log, traceContext: span.context), connection)
                     }
                 } catch {
                     span.recordError(error)
@@ -116,6 +123,7 @@ public final class PostgresEventApplier: EventApplier {
             }
             try await connection.query("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
+        afterCommit()
     }
 
     public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {

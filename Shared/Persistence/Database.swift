@@ -46,17 +46,34 @@ public final class Database: Service, Sendable {
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        try await client.withConnection { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
+        // A deadlock or serialization failure rolls the whole transaction back, so it is safe to
+        // run again: up to 3 tries, after a short random pause.
+        var attempt = 1
+        while true {
             do {
-                let value = try await body(connection)
-                try await connection.query("COMMIT", logger: logger)
-                return value
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
+                return try await client.withConnection { connection in
+                    try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
+                    do {
+                        let value = try await body(connection)
+                        try await connection.query("COMMIT", logger: logger)
+                        return value
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
+                    }
+                }
+            } catch let error as PSQLError where attempt < 3 && Self.isRetryable(error) {
+                logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "sqlState": "\(error.serverInfo?[.sqlState] ?? "")"])
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
             }
         }
+    }
+
+    /// Deadlock detected (40P01) or serialization failure (40001).
+    static func isRetryable(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
     }
 
     /// Waits until the database answers (at start, PostgreSQL may still be booting).

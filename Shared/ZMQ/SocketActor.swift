@@ -100,6 +100,7 @@ public final class SocketActor: Sendable {
             try raw.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMilliseconds)
             try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
             if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
+            if options.immediate { try raw.set(ZMQ_IMMEDIATE, 1) }
             let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
             try raw.set(.maxMessageSize, hard)
             if let identity = options.identity { try raw.set(ZMQ_ROUTING_ID, bytes: [UInt8](identity)) }
@@ -223,7 +224,9 @@ public final class SocketActor: Sendable {
             }
             flush(&pending)
             if !running { break }
-            receiveAvailable()
+            // The context is being terminated (ETERM): close now, or zmq_ctx_term waits forever
+            // while this loop spins on the failing socket.
+            if !receiveAvailable() { break }
             var timeout: Int = -1
             if ticking {
                 // Round up: a remainder under a millisecond must not become a 0 ms poll, or the
@@ -262,7 +265,8 @@ public final class SocketActor: Sendable {
         }
     }
 
-    private func receiveAvailable() {
+    /// Receives what is queued; false when the context is terminating.
+    private func receiveAvailable() -> Bool {
         var count = 0
         while count < 1024, readable {
             let message: ReceivedMessage?
@@ -270,18 +274,19 @@ public final class SocketActor: Sendable {
                 message = try socket.receive(maxFrameBytes: options.maxFrameBytes)
             } catch {
                 stats.errors.add(1, ordering: .relaxed)
-                return
+                return (error as? ZMQError)?.code != ETERM
             }
-            guard let m = message else { return }
+            guard let m = message else { return true }
             count += 1
             stats.received.add(1, ordering: .relaxed)
             if m.oversizedBytes != nil { stats.oversized.add(1, ordering: .relaxed) }
             if let callbacks {
                 callbacks.onMessage(m)
             } else if !mailbox.push(m) {
-                return
+                return true
             }
         }
+        return true
     }
 
     /// Whether the consumer takes more messages now.

@@ -32,6 +32,9 @@ public struct SocketOptions: Sendable {
     public var reconnectIntervalMilliseconds: Int32 = 100
     /// Maximum reconnect interval in milliseconds (exponential back-off).
     public var reconnectIntervalMaxMilliseconds: Int32 = 2_000
+    /// Queue messages only on completed connections (`ZMQ_IMMEDIATE`): a DEALER connected to
+    /// several replicas then skips one that went away instead of queueing for its return.
+    public var immediate: Bool = false
     /// TCP keepalive so dead peers are noticed.
     public var tcpKeepAlive: Bool = true
 

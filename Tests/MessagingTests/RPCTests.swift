@@ -126,4 +126,38 @@ struct RPCTests {
         #expect(c.n == a.n + 1)
         await f.shutdown()
     }
+
+    @Test("a client of several replicas keeps getting answers after one goes away")
+    func replicaGone() async throws {
+        let context = ZMQContext()
+        func replica(_ name: String) throws -> RPCServer {
+            var router = RPCRouter()
+            router.on(Echo.self) { request, _ in Echo.Response(text: name, actor: nil) }
+            return try RPCServer(context: context, serviceName: "test", instance: name, binds: ["tcp://127.0.0.1:*"],
+                                 router: router, telemetry: .discarding())
+        }
+        let a = try replica("a"), b = try replica("b")
+        let tasks = [a, b].map { server in Task { try await server.run() } }
+        let client = try RPCClient(context: context, target: "test", endpoints: a.endpoints + b.endpoints, source: "tests/1",
+                                   telemetry: .discarding(), defaultTimeout: .seconds(1))
+        var answered = Set<String>()
+        for _ in 0..<20 { answered.insert(try await client.call(Echo.self, .init(text: "")).text) }
+        #expect(answered == ["a", "b"], "requests are spread over both replicas")
+        // Replica a goes away (its connections close, as when its process is killed).
+        tasks[0].cancel()
+        await a.close()
+        try await Task.sleep(for: .milliseconds(300))
+        // Every request now reaches b within its deadline; none waits for a to come back.
+        var failed = 0
+        for _ in 0..<20 {
+            do {
+                #expect(try await client.call(Echo.self, .init(text: "")).text == "b")
+            } catch { failed += 1 }
+        }
+        #expect(failed == 0)
+        await client.close()
+        tasks[1].cancel()
+        await b.close()
+        context.terminate()
+    }
 }

@@ -27,7 +27,7 @@ public enum AccountsService {
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
-        let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database)
+        let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))

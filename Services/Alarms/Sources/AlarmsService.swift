@@ -30,12 +30,12 @@ public enum AlarmsService {
         SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
 
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
-                                                  database: database)
+                                                  database: database, wakes: outbox.writer)
         let scheduler = try runtime.makePushedSubscriber(
-            to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router)
+            to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router, wakes: outbox.writer)
         let invitations = try runtime.makeSubscriber(to: .invitations, handlers: InvitationEventHandlers(store: store, changes: changes).handlers,
-                                                     database: database)
-        let billing = try runtime.makeSubscriber(to: .billing, handlers: tiers.billing, database: database)
+                                                     database: database, wakes: outbox.writer)
+        let billing = try runtime.makeSubscriber(to: .billing, handlers: tiers.billing, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         parts.services.append(accounts.subscriber)

@@ -24,8 +24,8 @@ public enum InvitationsService {
                            lifetime: try env.duration("CHRONIR_INVITATION_LIFETIME", .seconds(7 * 86_400)),
                            perHour: try env.int("CHRONIR_INVITATIONS_PER_HOUR", 10, in: 1...100_000)).register(into: &router)
         let events = InvitationEventHandlers(store: store)
-        let accountsStream = try runtime.makeSubscriber(to: .accounts, handlers: events.accounts, database: database)
-        let alarmsStream = try runtime.makeSubscriber(to: .alarms, handlers: events.alarms, database: database)
+        let accountsStream = try runtime.makeSubscriber(to: .accounts, handlers: events.accounts, database: database, wakes: outbox.writer)
+        let alarmsStream = try runtime.makeSubscriber(to: .alarms, handlers: events.alarms, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(accountsStream.subscriber)
         parts.services.append(alarmsStream.subscriber)

@@ -3,6 +3,7 @@ import Foundation
 import Messaging
 import Outbox
 import PostgresNIO
+import Tracing
 
 /// What notifications takes from the scheduler and accounts streams. Each event becomes, in
 /// the consumer's transaction, one inbox row per recipient and one delivery row per device of
@@ -104,7 +105,11 @@ struct NotificationEventHandlers: Sendable {
         var index: [String: Int] = [:]
         for i in users.indices { index["\(events[i])|\(users[i])"] = i }
         var dataByEvent: [String: [String: String]] = [:]
-        for (n, ctx) in items { dataByEvent[ctx.envelope.id] = n.content.data }
+        var traceByEvent: [String: ServiceContext] = [:]
+        for (n, ctx) in items {
+            dataByEvent[ctx.envelope.id] = n.content.data
+            traceByEvent[ctx.envelope.id] = ctx.traceContext
+        }
         var inserted: [(id: Int64, row: Int, created: Date)] = []
         for try await (id, user, event, created) in rows.decode((Int64, String, String, Date).self) {
             if let i = index["\(event)|\(user)"] { inserted.append((id, i, created)) }
@@ -117,7 +122,7 @@ struct NotificationEventHandlers: Sendable {
             let item = InboxNotification(id: id, userId: users[i], type: types[i], title: titles[i], body: bodies[i],
                                          data: dataByEvent[events[i]] ?? [:], eventId: events[i], createdAt: created, ackedAt: nil)
             envelopes.append(try outbox.envelope(NotificationsEvents.notificationCreated, NotificationsEvents.NotificationCreated(notification: item),
-                                                 actor: users[i]))
+                                                 actor: users[i], context: traceByEvent[events[i]] ?? .topLevel))
             ids.append(id); dUsers.append(users[i]); dEvents.append(events[i]); dContents.append(contents[i])
         }
         try await outbox.append(envelopes, on: c)

@@ -15,8 +15,8 @@ struct AlarmsEventHandlers: Sendable {
     var handlers: EventHandlers {
         var h = EventHandlers()
         for type in [AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted] {
-            h.on(type, AlarmsEvents.AlarmState.self) { state, _, c in
-                try await store.apply(state, on: c)
+            h.on(type, AlarmsEvents.AlarmState.self) { state, ctx, c in
+                try await store.apply(state, traceparent: ctx.envelope.headers[EnvelopeHeader.traceparent], on: c)
                 engine.timersChanged()
             }
         }
@@ -29,8 +29,8 @@ struct AlarmsEventHandlers: Sendable {
                 try await store.settle(alarmId: e.alarm.id, occurrence: e.scheduledDate, on: c)
             }
         }
-        h.on(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed.self) { e, _, c in
-            try await store.apply(e.alarm, on: c)
+        h.on(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed.self) { e, ctx, c in
+            try await store.apply(e.alarm, traceparent: ctx.envelope.headers[EnvelopeHeader.traceparent], on: c)
             try await store.snooze(e, on: c)
             engine.timersChanged()
         }

@@ -32,7 +32,7 @@ public enum SchedulerService {
         }
         StatusHandler(database: database, config: config).register(into: &router)
         let alarms = try runtime.makeSubscriber(
-            to: .alarms, handlers: AlarmsEventHandlers(store: store, outbox: outbox.writer, engine: engine).handlers, database: database)
+            to: .alarms, handlers: AlarmsEventHandlers(store: store, outbox: outbox.writer, engine: engine).handlers, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(alarms.subscriber)
         parts.services.append(engine)

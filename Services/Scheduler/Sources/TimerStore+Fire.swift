@@ -3,6 +3,7 @@ import Foundation
 import Messaging
 import Outbox
 import PostgresNIO
+import Tracing
 
 extension TimerStore {
     /// What one fire transaction did.
@@ -45,7 +46,7 @@ extension TimerStore {
                 DELETE FROM timers t USING alarms a
                 WHERE t.id = ANY(\(ids)::bigint[]) AND t.partition = ANY(\(valid)::int[]) AND a.alarm_id = t.alarm_id
                 RETURNING t.id, t.partition, t.alarm_id, t.kind, t.occurrence_at, t.due_at, t.offset_minutes, t.snooze_count,
-                    a.title, a.owner_id, a.members, a.alert_members, a.group_id, a.assigned_to, a.timezone, a.time_of_day
+                    a.title, a.owner_id, a.members, a.alert_members, a.group_id, a.assigned_to, a.timezone, a.time_of_day, a.traceparent
                 """, logger: logger)
             var due: [Row] = []
             for try await row in rows {
@@ -56,7 +57,7 @@ extension TimerStore {
                     offset: Int(try r[6].decode(Int32.self)), snoozes: Int(try r[7].decode(Int32.self)), title: try r[8].decode(String.self),
                     owner: try r[9].decode(String.self), members: try r[10].decode([String].self), alert: try r[11].decode([String].self),
                     group: try r[12].decode(String?.self), assignee: try r[13].decode(String?.self), timezone: try r[14].decode(String.self),
-                    timeOfDay: try r[15].decode(String.self)))
+                    timeOfDay: try r[15].decode(String.self), traceparent: try r[16].decode(String?.self)))
             }
             due.sort { ($0.due, $0.id) < ($1.due, $1.id) }
             let now = Date()
@@ -115,14 +116,27 @@ extension TimerStore {
         var assignee: String?
         var timezone: String
         var timeOfDay: String
+        var traceparent: String?
     }
 
     static func fireKey(_ a: String, _ k: String, _ o: Date, _ off: Int, _ sn: Int) -> String {
         "\(a)|\(k)|\(Int64((o.timeIntervalSince1970 * 1000).rounded()))|\(off)|\(sn)"
     }
 
-    /// The event announcing a fire (nil for a warning or re-fire that went stale).
+    /// The event announcing a fire (nil for a warning or re-fire that went stale), in a new
+    /// trace (`scheduler <kind>`) linked to the trace of the change that scheduled it.
     private func envelope(for r: Row, missed: Bool, now: Date) throws -> Envelope? {
+        let span = outbox.telemetry.startLinkedSpan("scheduler \(r.kind)", linkedTo: r.traceparent, kind: .producer)
+        defer { span.end() }
+        if span.isRecording {
+            span.attributes["chronir.alarm.id"] = r.alarmId
+            span.attributes["chronir.occurrence"] = ISOTime.format(r.occurrence)
+            span.attributes["chronir.lateness_ms"] = Int(now.timeIntervalSince(r.due) * 1000)
+        }
+        return try ServiceContext.withValue(span.context) { try eventEnvelope(for: r, missed: missed, now: now) }
+    }
+
+    private func eventEnvelope(for r: Row, missed: Bool, now: Date) throws -> Envelope? {
         switch (r.kind, missed) {
         case ("fire", true), ("missed", _):
             return try outbox.envelope(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed(

@@ -19,7 +19,8 @@ struct TimerStore: Sendable {
 
     /// Applies an alarm's state (idempotent by version): updates the read model and replaces
     /// the pending timers of the alarm when its occurrence, warnings or activity changed.
-    func apply(_ s: AlarmsEvents.AlarmState, on c: PostgresConnection) async throws {
+    /// `traceparent`: the trace of the change, which the fire will link to.
+    func apply(_ s: AlarmsEvents.AlarmState, traceparent: String?, on c: PostgresConnection) async throws {
         let known = try await c.query("""
             SELECT version, next_fire_date, active, offsets FROM alarms WHERE alarm_id = \(s.id) FOR UPDATE
             """, logger: logger)
@@ -31,13 +32,14 @@ struct TimerStore: Sendable {
         let partition = Int32(Partitioning.partition(of: s.id, partitions: config.partitions))
         try await c.query("""
             INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active, offsets,
-                members, alert_members, group_id, assigned_to)
+                members, alert_members, group_id, assigned_to, traceparent)
             VALUES (\(s.id), \(partition), \(Int32(s.version)), \(s.ownerId), \(s.title), \(s.schedule.timezone), \(s.schedule.timeOfDay),
-                \(s.nextFireDate), \(active), \(offsets), \(s.members), \(s.alertMembers), \(s.groupId), \(s.assignedTo))
+                \(s.nextFireDate), \(active), \(offsets), \(s.members), \(s.alertMembers), \(s.groupId), \(s.assignedTo), \(traceparent))
             ON CONFLICT (alarm_id) DO UPDATE SET version = excluded.version, owner_id = excluded.owner_id, title = excluded.title,
                 timezone = excluded.timezone, time_of_day = excluded.time_of_day, next_fire_date = excluded.next_fire_date,
                 active = excluded.active, offsets = excluded.offsets, members = excluded.members,
-                alert_members = excluded.alert_members, group_id = excluded.group_id, assigned_to = excluded.assigned_to
+                alert_members = excluded.alert_members, group_id = excluded.group_id, assigned_to = excluded.assigned_to,
+                traceparent = excluded.traceparent
             """, logger: logger)
         if let p = previous, p.next == s.nextFireDate, p.active == active, p.offsets == offsets { return }
         guard active, let occurrence = s.nextFireDate else {

@@ -43,6 +43,13 @@ public struct ServiceEnvironment: Sendable {
         return v
     }
 
+    /// A fraction in 0…1 (such as a sampling ratio).
+    public func ratio(_ key: String, _ fallback: Double) throws -> Double {
+        guard let text = optional(key) else { return fallback }
+        guard let v = Double(text), (0...1).contains(v) else { throw Invalid("\(key)=\"\(text)\" must be a number in 0...1") }
+        return v
+    }
+
     /// A boolean: 1/true/yes/on or 0/false/no/off.
     public func bool(_ key: String, _ fallback: Bool) throws -> Bool {
         guard let text = optional(key)?.lowercased() else { return fallback }

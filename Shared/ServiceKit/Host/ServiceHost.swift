@@ -73,6 +73,7 @@ public enum ServiceHost {
             }
             var parts = try await build(runtime, database, ServiceParts(health: health))
             var services: [any Service] = []
+            if let otlp = runtime.otlpExporter { services.append(otlp) }
             if let spanFile = runtime.spanFile { services.append(spanFile) }
             services.append(contentsOf: parts.services)
             if let ops = try OpsServer.make(runtime: runtime, health: health, defaultPort: opsPort(runtime)) {

@@ -42,10 +42,12 @@ extension ServiceRuntime {
 
     /// A subscriber to another service's published stream, applying `handlers` into this
     /// service's database exactly once. Add it to the parts and close `replay` at the end.
-    public func makeSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database) throws
-        -> (subscriber: EventSubscriber, replay: RPCClient) {
+    /// `wakes`: this service's outbox, when the handlers write events into it.
+    public func makeSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
+                               wakes outbox: OutboxWriter? = nil) throws -> (subscriber: EventSubscriber, replay: RPCClient) {
         let replay = try rpcClient(to: producer, timeout: .seconds(10))
-        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name)
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
+                                           afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
                                       telemetry: telemetry)
         let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: directory.events(producer),
@@ -56,9 +58,11 @@ extension ServiceRuntime {
     /// A subscriber to a stream its producer pushes (`events.push`, e.g. the scaled scheduler):
     /// registered in `router`, replaying gaps from any of the producer's replicas.
     public func makePushedSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
-                                     router: inout RPCRouter) throws -> (subscriber: EventSubscriber, replay: RPCClient) {
+                                     router: inout RPCRouter, wakes outbox: OutboxWriter? = nil) throws
+        -> (subscriber: EventSubscriber, replay: RPCClient) {
         let replay = try rpcClient(to: producer, timeout: .seconds(10))
-        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name)
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
+                                           afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
                                       telemetry: telemetry)
         let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: [], consumers: [consumer],

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLifecycle
 import Logging
 import Messaging
 import NIOCore
@@ -38,6 +39,9 @@ public final class ServiceRuntime: Sendable {
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
     public let spanFile: FileSpanExporter?
+    /// The OTLP exporter (swift-otel) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; run it first
+    /// so it stops last and sends every span.
+    public let otlpExporter: (any Service)?
     /// The build version reported by health.
     public let version: String
 
@@ -58,7 +62,15 @@ public final class ServiceRuntime: Sendable {
         } else {
             spanFile = nil
         }
-        let tracer = ChronirTracer(service: service, instance: instance, exporter: spanFile)
+        let tracer: any Tracer
+        if let otlp = try OTLPTracing.make(service: service, instance: instance, environment: environment) {
+            tracer = otlp.tracer
+            otlpExporter = otlp.service
+        } else {
+            tracer = ChronirTracer(service: service, instance: instance, exporter: spanFile,
+                                   rootSampleRatio: try environment.ratio("CHRONIR_TRACE_SAMPLE", 1))
+            otlpExporter = nil
+        }
         self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
         self.zmq = ZMQContext(ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
         self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: try environment.int("CHRONIR_EVENT_LOOPS", System.coreCount, in: 1...64))

@@ -79,11 +79,15 @@ public final class ChronirTracer: Tracer {
     let service: String
     let instance: String
     let exporter: (any SpanExporter)?
+    let rootSampleRatio: Double
 
-    public init(service: String, instance: String, exporter: (any SpanExporter)?) {
+    /// `rootSampleRatio`: the share of new traces (no sampled parent) that are recorded
+    /// (`CHRONIR_TRACE_SAMPLE`); a parent's decision is always followed.
+    public init(service: String, instance: String, exporter: (any SpanExporter)?, rootSampleRatio: Double = 1) {
         self.service = service
         self.instance = instance
         self.exporter = exporter
+        self.rootSampleRatio = rootSampleRatio
     }
 
     public func startSpan<Instant: TracerInstant>(
@@ -95,7 +99,7 @@ public final class ChronirTracer: Tracer {
         let identity = TraceIdentity(
             traceID: parent?.traceID ?? Self.randomHex(bytes: 16),
             spanID: Self.randomHex(bytes: 8),
-            sampled: parent?.sampled ?? true
+            sampled: parent?.sampled ?? context.sampleRoot ?? (rootSampleRatio >= 1 || Double.random(in: 0..<1) < rootSampleRatio)
         )
         context.traceIdentity = identity
         return ChronirSpan(operationName: operationName, kind: kind, context: context, parentSpanID: parent?.spanID,

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Synchronization
+
+/// A notification as the live stream carries it (the `data:` of an SSE event).
+struct LiveNotification: Decodable, Sendable {
+    var id: Int
+    var userId: String
+    var type: String
+    var data: [String: String]
+}
+
+/// One user's live stream (`GET /v1/me/events`), like a device: connects, hands each
+/// notification to `onNotification`, and reconnects with `Last-Event-ID` when the stream drops,
+/// so nothing is missed or repeated by the transport.
+final class LiveListener: Sendable {
+    let user: String
+    private let connected = Atomic<Bool>(false)
+    private let reconnects = Atomic<Int>(0)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    var isConnected: Bool { connected.load(ordering: .relaxed) }
+    var reconnectCount: Int { reconnects.load(ordering: .relaxed) }
+
+    init(user: String) {
+        self.user = user
+    }
+
+    func start(client: HTTPClient, base: String, token: @escaping @Sendable () -> String,
+               onNotification: @escaping @Sendable (LiveNotification, Date) -> Void) {
+        let t = Task { [self] in
+            var lastId: Int?
+            let decoder = JSONDecoder()
+            while !Task.isCancelled {
+                var request = HTTPClientRequest(url: base + "/v1/me/events")
+                request.headers.add(name: "Authorization", value: "Bearer \(token())")
+                request.headers.add(name: "Accept", value: "text/event-stream")
+                if let lastId { request.headers.add(name: "Last-Event-ID", value: String(lastId)) }
+                do {
+                    let response = try await client.execute(request, timeout: .hours(4))
+                    guard response.status == .ok else { throw LoadFailure("live stream answered \(response.status.code)") }
+                    var pending = [UInt8]()
+                    var data = [UInt8]()
+                    for try await chunk in response.body {
+                        pending += chunk.readableBytesView
+                        var start = 0
+                        while let nl = pending[start...].firstIndex(of: 0x0A) {
+                            let line = pending[start..<nl]
+                            start = nl + 1
+                            if line.isEmpty {
+                                if !data.isEmpty, let n = try? decoder.decode(LiveNotification.self, from: Data(data)) {
+                                    lastId = max(lastId ?? 0, n.id)
+                                    onNotification(n, Date())
+                                }
+                                data.removeAll(keepingCapacity: true)
+                            } else if line.starts(with: Array(": connected".utf8)) {
+                                self.connected.store(true, ordering: .relaxed)
+                            } else if line.starts(with: Array("data: ".utf8)) {
+                                data += line.dropFirst(6)
+                            }
+                        }
+                        pending.removeFirst(start)
+                    }
+                } catch {
+                    if Task.isCancelled { break }
+                }
+                if Task.isCancelled { break }
+                self.connected.store(false, ordering: .relaxed)
+                self.reconnects.add(1, ordering: .relaxed)
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        task.withLock { $0 = t }
+    }
+
+    func stop() async {
+        let t = task.withLock { $0 }
+        t?.cancel()
+        await t?.value
+    }
+}
+
+/// A load run that cannot go on.
+struct LoadFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

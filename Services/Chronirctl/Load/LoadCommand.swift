@@ -1,0 +1,124 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Contracts
+import Foundation
+import Messaging
+import Synchronization
+
+/// `chronirctl load`: drives the running suite like real users and devices. Users sign up,
+/// a share of them form groups (invite + accept), everyone listens on the live stream, alarms
+/// are created with due minutes spread over a window with one top-of-minute spike, and after
+/// each fire one member marks it done. Measures fire lateness (due instant → push received),
+/// completion fan-out (completion sent → other members' pushes), HTTP latencies, errors and
+/// throughput with HdrHistogram; counts lost and duplicated pushes. Stops by itself.
+struct LoadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Drive the running suite with users, groups, alarms and live streams; report lateness and losses.",
+        discussion: """
+            HTTP goes only to --url. Tiers are set with the operator's internal request (as \
+            `chronirctl tier set`), to the services named by the usual CHRONIR_<SERVICE>_RPC \
+            variables (default loopback). Alarm creation is rate-limited per user \
+            (CHRONIR_ALARM_CREATIONS_PER_MINUTE): 429s are waited out and counted, not errors.
+            """)
+
+    @Option(help: "The gateway's base URL.")
+    var url = "http://127.0.0.1:8080"
+
+    @Option(help: "Users to sign up.")
+    var users = 1000
+
+    @Option(help: "Alarms in all, each firing once inside the window.")
+    var alarms = 20_000
+
+    @Option(help: "Share of users in groups.")
+    var groupShare = 0.25
+
+    @Option(help: "Members per group (the owner creates the group's alarms).")
+    var groupSize = 5
+
+    @Option(help: "Minutes with fires.")
+    var window = 10
+
+    @Option(help: "Fires in the spike minute.")
+    var spike = 5000
+
+    @Option(help: "Which minute of the window spikes (default: the middle).")
+    var spikeMinute: Int?
+
+    @Option(help: "Seconds at least between the end of setup and the first due minute.")
+    var lead = 60
+
+    @Option(help: "Seconds to wait for late pushes after the last due minute.")
+    var drain = 60
+
+    @Option(help: "Requests in flight during setup.")
+    var concurrency = 32
+
+    @Option(help: "Milliseconds a member waits after a fire before completing it.")
+    var think = 200
+
+    @Option(help: "Tier given to every user (free, plus, premium; 'keep' to leave it).")
+    var tier = "premium"
+
+    @Option(help: "Fraction of requests sent with a sampled traceparent; their trace ids are printed.")
+    var traceSample = 0.0
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Option(help: "Also write the JSON report to this file.")
+    var jsonFile: String?
+
+    @Flag(help: "Exit with status 1 when a push was lost or duplicated, a completion failed, or a request got a 5xx or transport error.")
+    var check = false
+
+    func validate() throws {
+        guard users >= 1, alarms >= 1, window >= 1, (0...1).contains(groupShare), (0...1).contains(traceSample) else {
+            throw ValidationError("users, alarms and window must be ≥ 1; group-share and trace-sample in 0…1")
+        }
+        guard spike <= alarms, (spikeMinute ?? 0) < window else { throw ValidationError("spike ≤ alarms, spike-minute < window") }
+        guard tier == "keep" || Tier(rawValue: tier) != nil else { throw ValidationError("tier is free, plus, premium or keep") }
+    }
+
+    func run() async throws {
+        let recorder = LoadRecorder()
+        let tracker = PushTracker(recorder: recorder)
+        var pool = HTTPClient.Configuration()
+        pool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: max(256, concurrency * 2))
+        let requests = HTTPClient(eventLoopGroupProvider: .singleton, configuration: pool)
+        var streamPool = HTTPClient.Configuration()
+        streamPool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: users + 16)
+        let streams = HTTPClient(eventLoopGroupProvider: .singleton, configuration: streamPool)
+        let http = LoadHTTP(client: requests, base: url.hasSuffix("/") ? String(url.dropLast()) : url,
+                            recorder: recorder, traceSample: traceSample)
+        let runner = LoadRunner(options: self, http: http, streams: streams, recorder: recorder, tracker: tracker)
+        let outcome: Result<LoadReport, any Error>
+        do {
+            outcome = .success(try await runner.run())
+        } catch {
+            outcome = .failure(error)
+        }
+        await runner.stopListeners()
+        try? await streams.shutdown()
+        try? await requests.shutdown()
+        let report = try outcome.get()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let encoded = try encoder.encode(report)
+        if let jsonFile { try encoded.write(to: URL(fileURLWithPath: jsonFile)) }
+        if json {
+            print(String(decoding: encoded, as: UTF8.self))
+        } else {
+            print(report.text)
+        }
+        if check {
+            let problems = report.problems
+            guard problems.isEmpty else {
+                FileHandle.standardError.write(Data(("load check failed: " + problems.joined(separator: "; ") + "\n").utf8))
+                throw ExitCode.failure
+            }
+            FileHandle.standardError.write(Data("load check passed: every push once, no failed request\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// An answer of the API: status and JSON body (nil for a transport error).
+struct LoadResponse: Sendable {
+    var status: Int?
+    var body: Data
+
+    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    var ok: Bool { (status ?? 0) / 100 == 2 }
+}
+
+/// Sends API requests for a load run, records each one's latency and status, waits out 429s
+/// (`Retry-After`) and tags a sample of requests with a sampled W3C `traceparent`.
+struct LoadHTTP: Sendable {
+    let client: HTTPClient
+    let base: String
+    let recorder: LoadRecorder
+    let traceSample: Double
+    let maxRetries = 20
+
+    /// Sends `body` (already JSON) as `operation` (a label such as `POST /v1/alarms`).
+    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil) async -> LoadResponse {
+        var attempt = 0
+        while true {
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+            if let body {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(data: body))
+            }
+            var traceId: String?
+            if traceSample > 0, Double.random(in: 0..<1) < traceSample {
+                let id = Self.hex(16)
+                traceId = id
+                request.headers.add(name: "traceparent", value: "00-\(id)-\(Self.hex(8))-01")
+            }
+            let started = ContinuousClock.now
+            do {
+                let response = try await client.execute(request, timeout: .seconds(60))
+                let collected = try await response.body.collect(upTo: 4 << 20)
+                let seconds = Self.seconds(started.duration(to: .now))
+                let status = Int(response.status.code)
+                if status == 429, attempt < maxRetries {
+                    recorder.rateLimited(operation)
+                    attempt += 1
+                    let after = response.headers.first(name: "Retry-After").flatMap(Double.init) ?? 1
+                    try? await Task.sleep(for: .seconds(min(max(after, 0.2), 60)))
+                    continue
+                }
+                recorder.http(operation, status: status, seconds: seconds)
+                if let traceId { recorder.sampled(.init(operation: operation, traceId: traceId, status: status)) }
+                return LoadResponse(status: status, body: Data(buffer: collected))
+            } catch {
+                recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))
+                return LoadResponse(status: nil, body: Data("\(error)".utf8))
+            }
+        }
+    }
+
+    /// `send` with a JSON object body.
+    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: [String: Any]) async -> LoadResponse {
+        let body = try? JSONSerialization.data(withJSONObject: json)
+        return await send(operation, method, path, token: token, body: body)
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    static func hex(_ bytes: Int) -> String {
+        var rng = SystemRandomNumberGenerator()
+        var s = ""
+        for _ in 0..<bytes { s += String(format: "%02x", rng.next() as UInt8) }
+        return s.allSatisfy { $0 == "0" } ? String(s.dropLast()) + "1" : s
+    }
+}

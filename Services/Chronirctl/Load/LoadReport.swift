@@ -1,0 +1,125 @@
+import Foundation
+
+/// The results of a load run, printed as a table or (`--json`) as JSON.
+struct LoadReport: Codable, Sendable {
+    struct Distribution: Codable, Sendable {
+        var count: Int
+        var p50: Double
+        var p90: Double
+        var p99: Double
+        var p999: Double
+        var max: Double
+    }
+
+    struct HTTPOperation: Codable, Sendable {
+        var operation: String
+        var latencyMs: Distribution
+        var statuses: [String: Int]
+        var rateLimitedRetries: Int
+        var transportErrors: Int
+    }
+
+    struct Minute: Codable, Sendable {
+        var due: String
+        var pushes: Int
+        var p50: Double
+        var p99: Double
+        var max: Double
+    }
+
+    struct SampledTrace: Codable, Sendable {
+        var operation: String
+        var traceId: String
+        var status: Int
+    }
+
+    struct Pushes: Codable, Sendable {
+        var plannedAlarms: Int
+        var expectedFirePushes: Int
+        var receivedFirePushes: Int
+        var lostFirePushes: Int
+        var duplicateFirePushes: Int
+        var completions: Int
+        var failedCompletions: Int
+        var expectedCompletionPushes: Int
+        var receivedCompletionPushes: Int
+        var lostCompletionPushes: Int
+        var duplicateCompletionPushes: Int
+        var repeatedByTransport: Int
+        var missedPushes: Int
+        var otherPushes: Int
+        var streamReconnects: Int
+    }
+
+    var url: String
+    var users: Int
+    var groups: Int
+    var groupSize: Int
+    var alarms: Int
+    var spike: Int
+    var spikeAt: String
+    var windowStart: String
+    var phasesSeconds: [String: Double]
+    var fireLatenessMs: Distribution
+    var completionFanOutMs: Distribution
+    var pushes: Pushes
+    var http: [HTTPOperation]
+    var requests: Int
+    var serverErrors: Int
+    var transportErrors: Int
+    var transportErrorKinds: [String]
+    var requestsPerSecond: Double
+    var pushesPerSecond: Double
+    var byMinute: [Minute]
+    var sampledTraces: [SampledTrace]
+
+    /// What breaks the guarantees: lost or duplicated pushes, failed completions, 5xx and
+    /// transport errors. Empty for a clean run (`chronirctl load --check` fails otherwise).
+    var problems: [String] {
+        let p = pushes
+        var out: [String] = []
+        if p.plannedAlarms == 0 { out.append("no alarm was planned inside the window") }
+        if p.lostFirePushes > 0 { out.append("\(p.lostFirePushes) fire pushes lost") }
+        if p.duplicateFirePushes > 0 { out.append("\(p.duplicateFirePushes) fire pushes duplicated") }
+        if p.lostCompletionPushes > 0 { out.append("\(p.lostCompletionPushes) completion pushes lost") }
+        if p.duplicateCompletionPushes > 0 { out.append("\(p.duplicateCompletionPushes) completion pushes duplicated") }
+        if p.failedCompletions > 0 { out.append("\(p.failedCompletions) completions failed") }
+        if serverErrors > 0 { out.append("\(serverErrors) responses were 5xx") }
+        if transportErrors > 0 { out.append("\(transportErrors) requests failed in transport") }
+        return out
+    }
+
+    /// The report as text tables.
+    var text: String {
+        func row(_ name: String, _ d: Distribution) -> [String] {
+            [name, String(d.count)] + [d.p50, d.p90, d.p99, d.p999, d.max].map { String(format: "%.1f", $0) }
+        }
+        var out = "chronirctl load → \(url): \(users) users, \(groups) groups of \(groupSize), \(alarms) alarms, "
+        out += "window from \(windowStart), spike of \(spike) at \(spikeAt)\n"
+        out += "phases: " + phasesSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f s", $0.key, $0.value) }.joined(separator: ", ") + "\n\n"
+        var rows = [row("fire lateness (due → push)", fireLatenessMs), row("completion fan-out", completionFanOutMs)]
+        rows += http.map { row($0.operation, $0.latencyMs) }
+        out += Table.render(header: ["latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max"], rows: rows) + "\n\n"
+        let p = pushes
+        out += Table.render(header: ["pushes", "expected", "received", "lost", "duplicated"], rows: [
+            ["fire", String(p.expectedFirePushes), String(p.receivedFirePushes), String(p.lostFirePushes), String(p.duplicateFirePushes)],
+            ["completion", String(p.expectedCompletionPushes), String(p.receivedCompletionPushes), String(p.lostCompletionPushes),
+             String(p.duplicateCompletionPushes)],
+        ]) + "\n"
+        out += "alarms planned \(p.plannedAlarms); completions \(p.completions) (\(p.failedCompletions) failed); "
+        out += "missed pushes \(p.missedPushes); other \(p.otherPushes); repeated by transport \(p.repeatedByTransport); "
+        out += "stream reconnects \(p.streamReconnects)\n"
+        out += String(format: "requests %d (%.1f/s), 5xx %d, transport errors %d; pushes %.1f/s while firing\n\n",
+                      requests, requestsPerSecond, serverErrors, transportErrors, pushesPerSecond)
+        for kind in transportErrorKinds { out += "  transport error: \(kind)\n" }
+        out += Table.render(header: ["due minute", "fire pushes", "p50 ms", "p99 ms", "max ms"], rows: byMinute.map {
+            [$0.due, String($0.pushes), String(format: "%.1f", $0.p50), String(format: "%.1f", $0.p99), String(format: "%.1f", $0.max)]
+        }) + "\n"
+        if !sampledTraces.isEmpty {
+            out += "\nsampled traces (chronirctl trace <id> --files …):\n"
+            out += sampledTraces.prefix(20).map { "  \($0.traceId)  \($0.operation) → \($0.status)" }.joined(separator: "\n") + "\n"
+            if sampledTraces.count > 20 { out += "  … and \(sampledTraces.count - 20) more (--json lists all)\n" }
+        }
+        return out
+    }
+}

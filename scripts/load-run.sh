@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A load run against `make run` (release): starts the suite, runs `chronirctl load`, optionally
+# SIGKILLs one scheduler replica during the run, prints one sampled trace, stops the suite.
+#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [-- chronirctl load options…]
+# --kill-at: seconds after the window's first due minute at which scheduler-2 is killed
+# (default with --replicas > 1: 2 s before the spike minute). Results in .run/load/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+replicas=1
+kill_at=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --replicas) replicas=$2; shift 2 ;;
+        --kill-at) kill_at=$2; shift 2 ;;
+        --) shift; break ;;
+        *) break ;;
+    esac
+done
+out=.run/load
+rm -rf "$out" && mkdir -p "$out/traces"
+export CHRONIR_BUILD_CONFIG=release CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
+export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
+export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
+scripts/run.sh > "$out/suite.log" 2>&1 &
+suite=$!
+trap 'kill -TERM $suite 2>/dev/null; wait $suite 2>/dev/null || true' EXIT
+until grep -q "API ready" "$out/suite.log"; do
+    kill -0 $suite 2>/dev/null || { cat "$out/suite.log"; exit 1; }
+    sleep 1
+done
+ctl=$(swift build -c release --show-bin-path)/chronirctl
+"$ctl" load --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
+load=$!
+if [ "$replicas" -gt 1 ]; then
+    until grep -q "alarms due from" "$out/progress.log" 2>/dev/null; do sleep 1; done
+    start=$(date -d "$(grep -o 'due from [^ ]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
+    spike=$(python3 -c "import sys; print(int(sys.argv[1]) // 2)" "${WINDOW:-10}")
+    at=$((start + ${kill_at:-$((spike * 60 - 2))}))
+    while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
+    pid=$(cat .run/pids/scheduler-2.pid)
+    kill -KILL "$pid"
+    echo "[$(date -u +%H:%M:%S)] SIGKILL scheduler-2 (pid $pid)" | tee -a "$out/progress.log" >&2
+fi
+wait $load
+cat "$out/report.txt"
+trace=$(python3 -c "import json; t=json.load(open('$out/report.json'))['sampledTraces']; print(next((x['traceId'] for x in t if x['operation']=='POST /v1/alarms'), t[0]['traceId'] if t else ''))")
+if [ -n "$trace" ]; then
+    sleep 1
+    echo "chronirctl trace $trace"
+    "$ctl" trace "$trace" --files "$out"/traces/*.jsonl | tee "$out/trace.txt" | head -40
+fi
