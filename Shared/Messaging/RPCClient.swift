@@ -48,9 +48,11 @@ public final class RPCClient: Sendable {
         options.connects = endpoints
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 0
-        // Requests go only to replicas that are connected; a killed one drops out at once
-        // (until connected, requests wait in the socket's queue within their deadline).
-        options.immediate = true
+        // Several replicas: requests go only to connected ones, so a killed one drops out at
+        // once. One endpoint (possibly a DNS name over replicas): requests queue for it while
+        // it reconnects. (ZMQ_IMMEDIATE on single-name endpoints stalled a whole compose stack
+        // for ~45 s at start.)
+        options.immediate = endpoints.count > 1
         let callbacks = SocketActor.Callbacks(
             tickInterval: .milliseconds(5),
             onTick: { [weak self] in self?.expireDeadlines() ?? false },

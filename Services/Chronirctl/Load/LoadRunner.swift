@@ -75,24 +75,27 @@ final class LoadRunner: Sendable {
     // MARK: Phases
 
     func signUp() async throws -> [User] {
-        let results = await concurrently(options.users) { [http, runId] i -> User? in
+        let results = await concurrently(options.users) { [http, runId] i -> Result<User, LoadFailure> in
             let r = await http.send("POST /v1/auth/signup", .POST, "/v1/auth/signup", json: [
                 "email": "load-\(runId)-\(i)@example.com", "password": "load-password-\(runId)", "displayName": "Load \(i)",
                 "timezone": "UTC"])
             guard r.status == 201, let j = r.json, let token = j["accessToken"] as? String,
-                  let uid = (j["user"] as? [String: Any])?["uid"] as? String else { return nil }
-            return User(uid: uid, token: token)
+                  let uid = (j["user"] as? [String: Any])?["uid"] as? String else {
+                return .failure(LoadFailure("\(r.status.map(String.init) ?? "no answer"): \(String(decoding: r.body.prefix(200), as: UTF8.self))"))
+            }
+            return .success(User(uid: uid, token: token))
         }
-        let users = results.compactMap { $0 }
+        let users = results.compactMap { try? $0.get() }
         guard users.count == options.users else {
-            throw LoadFailure("\(options.users - users.count) of \(options.users) signups failed; is the suite at \(options.url)?")
+            let first = results.lazy.compactMap { r -> String? in if case .failure(let e) = r { return e.description } else { return nil } }.first
+            throw LoadFailure("\(options.users - users.count) of \(options.users) signups failed (\(first ?? "")); is the suite at \(options.url)?")
         }
         return users
     }
 
     func setTiers(_ users: [User]) async throws {
         guard let level = Tier(rawValue: options.tier) else { return }
-        let failed = Atomic<Int>(0)
+        let failed = Mutex<(count: Int, first: String?)>((0, nil))
         try await ServiceCall.with(.accounts) { accounts in
             try await ServiceCall.with(.alarms) { alarms in
                 _ = await concurrently(users.count) { i -> Bool in
@@ -101,13 +104,14 @@ final class LoadRunner: Sendable {
                         _ = try await alarms.call(AlarmsMethods.SetTier.self, .init(userId: users[i].uid, tier: level.rawValue))
                         return true
                     } catch {
-                        failed.add(1, ordering: .relaxed)
+                        failed.withLock { $0.count += 1; $0.first = $0.first ?? "\(error)" }
                         return false
                     }
                 }
             }
         }
-        if failed.load(ordering: .relaxed) > 0 { throw LoadFailure("setting the tier failed for \(failed.load(ordering: .relaxed)) users") }
+        let (count, first) = failed.withLock { $0 }
+        if count > 0 { throw LoadFailure("setting the tier failed for \(count) users (\(first ?? "")); are CHRONIR_ACCOUNTS_RPC and CHRONIR_ALARMS_RPC right?") }
     }
 
     func formGroups(_ groups: [[Int]], _ users: [User]) async throws -> [String] {
