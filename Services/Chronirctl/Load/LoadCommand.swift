@@ -85,7 +85,9 @@ struct LoadCommand: AsyncParsableCommand {
         let recorder = LoadRecorder()
         let tracker = PushTracker(recorder: recorder)
         var pool = HTTPClient.Configuration()
-        pool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: max(256, concurrency * 2))
+        // Up to one request connection per simulated device, as a fleet of phones would have: a
+        // burst of completions then measures the server, not this client's pool.
+        pool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: max(256, concurrency * 2, users))
         let requests = HTTPClient(eventLoopGroupProvider: .singleton, configuration: pool)
         var streamPool = HTTPClient.Configuration()
         streamPool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: users + 16)
