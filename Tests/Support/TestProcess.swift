@@ -39,27 +39,47 @@ public final class TestProcess: @unchecked Sendable {
     /// Sends a signal.
     public func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
-    /// SIGKILL and wait.
-    public func kill9() {
-        signal(SIGKILL)
-        process.waitUntilExit()
+    private let reaped = Mutex<Int32?>(nil)
+
+    /// The exit status once the child has exited, else nil. Foundation's `Process` sometimes
+    /// never notices a child's exit (a CI run hung in `waitUntilExit` beside a zombie
+    /// scheduler), so a child Foundation still calls running is reaped here with `waitpid`.
+    /// A child killed by a signal reports the signal number, as `terminationStatus` does.
+    public var exitStatus: Int32? {
+        if !process.isRunning { return reaped.withLock { $0 } ?? process.terminationStatus }
+        return reaped.withLock { saved -> Int32? in
+            if let saved { return saved }
+            var status: Int32 = 0
+            guard waitpid(process.processIdentifier, &status, WNOHANG) == process.processIdentifier else { return nil }
+            let signal = status & 0x7f
+            saved = signal == 0 ? (status >> 8) & 0xff : signal
+            return saved
+        }
     }
 
-    /// SIGTERM and wait (up to `timeout`, then SIGKILL). Returns the exit status.
+    /// SIGKILL and wait (up to 10 s).
+    public func kill9() {
+        signal(SIGKILL)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while exitStatus == nil && ContinuousClock.now < deadline { usleep(10_000) }
+    }
+
+    /// SIGTERM and wait (up to `timeout`, then SIGKILL). Returns the exit status (-1 if the
+    /// child could not be seen exiting).
     @discardableResult
     public func terminate(timeout: Duration = .seconds(15)) async -> Int32 {
         signal(SIGTERM)
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        if process.isRunning { kill9() }
-        return process.terminationStatus
+        while exitStatus == nil && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        if exitStatus == nil { kill9() }
+        return exitStatus ?? -1
     }
 
     /// Waits for the process to exit on its own.
     public func waitForExit(timeout: Duration = .seconds(60)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        return process.isRunning ? nil : process.terminationStatus
+        while exitStatus == nil && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return exitStatus
     }
 
     /// The output so far.
@@ -70,14 +90,14 @@ public final class TestProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if output.contains(text) { return true }
-            if !process.isRunning { return output.contains(text) }
+            if exitStatus != nil { return output.contains(text) }
             try? await Task.sleep(for: .milliseconds(25))
         }
         return false
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if exitStatus == nil { kill(process.processIdentifier, SIGKILL) }
     }
 }
 
