@@ -45,11 +45,7 @@ extension ServiceRuntime {
     /// `wakes`: this service's outbox, when the handlers write events into it.
     public func makeSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
                                wakes outbox: OutboxWriter? = nil) throws -> (subscriber: EventSubscriber, replay: RPCClient) {
-        let replay = try rpcClient(to: producer, timeout: .seconds(10))
-        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
-                                           afterCommit: { outbox?.committed() })
-        let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
-                                      telemetry: telemetry)
+        let (consumer, replay) = try makeConsumer(of: producer, handlers: handlers, database: database, wakes: outbox)
         let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: directory.events(producer),
                                              consumers: [consumer], telemetry: telemetry)
         return (subscriber, replay)
@@ -60,14 +56,21 @@ extension ServiceRuntime {
     public func makePushedSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
                                      router: inout RPCRouter, wakes outbox: OutboxWriter? = nil) throws
         -> (subscriber: EventSubscriber, replay: RPCClient) {
-        let replay = try rpcClient(to: producer, timeout: .seconds(10))
-        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
-                                           afterCommit: { outbox?.committed() })
-        let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
-                                      telemetry: telemetry)
+        let (consumer, replay) = try makeConsumer(of: producer, handlers: handlers, database: database, wakes: outbox)
         let subscriber = try EventSubscriber(context: zmq, name: producer.rawValue, endpoints: [], consumers: [consumer],
                                              telemetry: telemetry)
         subscriber.register(in: &router)
         return (subscriber, replay)
+    }
+
+    /// The exactly-once consumer of `producer`'s stream and the client its replays go through.
+    private func makeConsumer(of producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
+                              wakes outbox: OutboxWriter?) throws -> (StreamConsumer, RPCClient) {
+        let replay = try rpcClient(to: producer)
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
+                                           afterCommit: { outbox?.committed() })
+        let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
+                                      telemetry: telemetry)
+        return (consumer, replay)
     }
 }
