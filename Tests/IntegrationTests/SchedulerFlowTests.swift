@@ -35,6 +35,8 @@ struct SchedulerFlowTests {
                 "title": "Water plants", "schedule": scheduleJSON("custom", day: 1, time: String(hm))])
             let other = try #require(second.json["id"]?.stringValue)
             #expect(created.json["nextFireDate"]?.stringValue.flatMap(ISOTime.parse) == dueDate)
+            let beforeFire = try await s.request(.GET, "/v1/alarms?since=0&limit=200", token: u.token)
+            let fireCursor = try #require(beforeFire.json["nextCursor"]?.stringValue)
 
             // Not yet due: a snooze is refused.
             let early = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10])
@@ -50,6 +52,20 @@ struct SchedulerFlowTests {
             #expect(fired, "the alarm did not fire")
             let lateness = (lastFired ?? .distantFuture).timeIntervalSince(dueDate)
             #expect(lateness >= 0 && lateness < 2, "fired \(lateness) s after its instant")
+            // Both alarms fired together (one batch, one feed statement for the same user): the
+            // delta feed has each under its own number, so paging one at a time misses neither.
+            var feedFired: [String: Bool] = [:]
+            var cursor = fireCursor
+            let bothInFeed = await eventually(timeout: .seconds(10), every: .milliseconds(200)) {
+                while let page = try? await s.request(.GET, "/v1/alarms?since=\(cursor)&limit=1", token: u.token),
+                      case .array(let changes) = page.json["changes"], let change = changes.first,
+                      let next = page.json["nextCursor"]?.stringValue {
+                    feedFired[change["id"]?.stringValue ?? ""] = change["alarm"]?["lastFiredDate"]?.stringValue != nil
+                    cursor = next
+                }
+                return feedFired[id] == true && feedFired[other] == true
+            }
+            #expect(bothInFeed, "feed after the fire: \(feedFired)")
 
             // Free tier: 1 day is a Plus snooze.
             let day = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 1440])

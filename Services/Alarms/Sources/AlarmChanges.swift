@@ -24,19 +24,35 @@ struct AlarmChanges: Sendable {
         )
     }
 
-    /// Records a change of `after` (previously `before`, nil when new) in the feed and the outbox.
+    /// Records a change of `after` (previously `before`, nil when new) in the outbox and the
+    /// feed (last: the feed's per-user heads stay locked until the commit).
     func record(before: Alarm?, after: Alarm, actor: String?, on c: PostgresConnection) async throws {
+        let tier = try await store.tier(of: after.ownerId, on: c)
+        try await outbox.append([try changed(after, ownerTier: tier, actor: actor)], on: c)
+        try await bumpFeed(before: before, after: after, on: c)
+    }
+
+    /// Records a completion, skip or miss together with the alarm's own change: one tier
+    /// lookup, both events in one statement, the feed last.
+    func record(before: Alarm, after: Alarm, marked completion: Completion, actor: String?, on c: PostgresConnection) async throws {
+        let tier = try await store.tier(of: after.ownerId, on: c)
+        try await outbox.append([try changed(after, ownerTier: tier, actor: actor),
+                                 try marked(completion, alarm: after, ownerTier: tier, actor: actor)], on: c)
+        try await bumpFeed(before: before, after: after, on: c)
+    }
+
+    private func bumpFeed(before: Alarm?, after: Alarm, on c: PostgresConnection) async throws {
         let deleted = after.deletedAt != nil
         try await store.bumpFeed(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members,
                                  deleted: deleted, on: c)
-        let tier = try await store.tier(of: after.ownerId, on: c)
-        let state = Self.state(after, ownerTier: tier)
-        try await outbox.append(deleted ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted, state, actor: actor, on: c)
     }
 
-    /// Records a completion, skip or miss (after the alarm's own change was recorded).
-    func recordMark(_ completion: Completion, alarm: Alarm, actor: String?, on c: PostgresConnection) async throws {
-        let tier = try await store.tier(of: alarm.ownerId, on: c)
+    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
+        try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted,
+                            Self.state(a, ownerTier: ownerTier), actor: actor)
+    }
+
+    private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
         let type: String
         switch completion.status {
         case "completed": type = AlarmsEvents.alarmCompleted
@@ -44,10 +60,10 @@ struct AlarmChanges: Sendable {
         default: type = AlarmsEvents.alarmMissed
         }
         let payload = AlarmsEvents.OccurrenceMarked(
-            alarm: Self.state(alarm, ownerTier: tier), completionId: completion.id, status: completion.status,
+            alarm: Self.state(alarm, ownerTier: ownerTier), completionId: completion.id, status: completion.status,
             scheduledDate: completion.scheduledDate, completedAt: completion.completedAt,
             userId: completion.userId, userDisplayName: completion.userDisplayName
         )
-        try await outbox.append(type, payload, actor: actor, on: c)
+        return try outbox.envelope(type, payload, actor: actor)
     }
 }

@@ -109,23 +109,48 @@ struct AlarmStore: Sendable {
     // MARK: The delta feed
 
     /// Records that `alarmId` changed for everyone who saw it before or sees it now; those who
-    /// lost it (or all, when deleted) get a tombstone. Per-user heads are locked in a fixed
-    /// order, so numbers are assigned in commit order per user and a cursor never skips one.
+    /// lost it (or all, when deleted) get a tombstone.
     func bumpFeed(alarmId: String, before: [String], after: [String], deleted: Bool, on c: PostgresConnection) async throws {
-        let users = Array(Set(before).union(after)).sorted()
+        try await bumpFeed([FeedChange(alarmId: alarmId, before: before, after: after, deleted: deleted)], on: c)
+    }
+
+    /// Records several alarms' changes with one statement. Each user's head moves by the number
+    /// of their alarms that changed and the alarms take the numbers in between; heads are locked
+    /// in user order, so numbers are assigned in commit order per user and a cursor never skips
+    /// one. Call it last in a transaction: the heads stay locked until the commit.
+    func bumpFeed(_ changes: [FeedChange], on c: PostgresConnection) async throws {
+        var users: [String] = [], alarms: [String] = [], removed: [Bool] = []
+        for change in changes {
+            let now = Set(change.after)
+            for u in Set(change.before).union(change.after) {
+                users.append(u)
+                alarms.append(change.alarmId)
+                removed.append(change.deleted || !now.contains(u))
+            }
+        }
         guard !users.isEmpty else { return }
-        let now = Set(after)
-        let removed = users.map { deleted || !now.contains($0) }
         try await c.query("""
-            WITH bumped AS (
-                INSERT INTO feed_heads (user_id, last_seq) SELECT u, 1 FROM unnest(\(users)::text[]) AS u ORDER BY u
-                ON CONFLICT (user_id) DO UPDATE SET last_seq = feed_heads.last_seq + 1
+            WITH x AS (
+                SELECT DISTINCT ON (u, a) u, a, r FROM unnest(\(users)::text[], \(alarms)::text[], \(removed)::boolean[])
+                    WITH ORDINALITY AS t(u, a, r, n) ORDER BY u, a, n DESC
+            ), numbered AS (
+                SELECT u, a, r, row_number() OVER (PARTITION BY u ORDER BY a) AS k, count(*) OVER (PARTITION BY u) AS n FROM x
+            ), bumped AS (
+                INSERT INTO feed_heads (user_id, last_seq) SELECT u, max(n) FROM numbered GROUP BY u ORDER BY u
+                ON CONFLICT (user_id) DO UPDATE SET last_seq = feed_heads.last_seq + excluded.last_seq
                 RETURNING user_id, last_seq
             )
             INSERT INTO feed_entries (user_id, alarm_id, seq, removed)
-            SELECT b.user_id, \(alarmId), b.last_seq, r.removed
-            FROM bumped b JOIN unnest(\(users)::text[], \(removed)::boolean[]) AS r(user_id, removed) ON r.user_id = b.user_id
+            SELECT x.u, x.a, b.last_seq - x.n + x.k, x.r FROM numbered x JOIN bumped b ON b.user_id = x.u
             ON CONFLICT (user_id, alarm_id) DO UPDATE SET seq = excluded.seq, removed = excluded.removed
             """, logger: logger)
     }
+}
+
+/// One alarm's change for the delta feed: who saw it before, who sees it now.
+struct FeedChange: Sendable {
+    var alarmId: String
+    var before: [String]
+    var after: [String]
+    var deleted: Bool
 }

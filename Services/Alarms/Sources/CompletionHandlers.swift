@@ -53,24 +53,32 @@ struct CompletionHandlers: Sendable {
             if let pending = a.nextFireDate, occurrence > pending {
                 throw ServiceError(.validationFailed, "scheduledDate is later than the alarm's pending occurrence \(ISOTime.format(pending))")
             }
-            let existing = try await Self.decode(c.query("""
-                SELECT \(unescaped: Self.completionColumns) FROM completions WHERE alarm_id = \(a.id) AND scheduled_date = \(occurrence)
-                """, logger: store.logger)).first
-            if let existing {
-                return CompletionRecorded(completion: existing, alarm: a, created: false)
-            }
             let now = Date()
             let window = Double(missedWindow.components.seconds)
-            let completion = Completion(
-                id: UUIDv7.string(), alarmId: a.id, userId: actor, userDisplayName: try await store.displayName(of: actor, on: c),
-                status: req.status, scheduledDate: occurrence, completedAt: now, note: req.note,
-                onTime: now.timeIntervalSince(occurrence) <= window, createdAt: now
-            )
-            try await c.query("""
+            let onTime = now.timeIntervalSince(occurrence) <= window
+            let id = UUIDv7.string()
+            // One statement: the display name from the read model, and nothing when this
+            // occurrence was already marked (a retried request gets the first answer).
+            let inserted = try await c.query("""
                 INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
-                VALUES (\(completion.id), \(a.id), \(completion.userId), \(completion.userDisplayName), \(completion.status),
-                    \(occurrence), \(now), \(completion.note), \(completion.onTime), \(now))
+                VALUES (\(id), \(a.id), \(actor), (SELECT display_name FROM users WHERE user_id = \(actor)), \(req.status),
+                    \(occurrence), \(now), \(req.note), \(onTime), \(now))
+                ON CONFLICT (alarm_id, scheduled_date) DO NOTHING
+                RETURNING user_display_name
                 """, logger: store.logger)
+            var recorded: String?? = nil
+            for try await name in inserted.decode(String?.self) { recorded = .some(name) }
+            guard let displayName = recorded else {
+                let existing = try await Self.decode(c.query("""
+                    SELECT \(unescaped: Self.completionColumns) FROM completions WHERE alarm_id = \(a.id) AND scheduled_date = \(occurrence)
+                    """, logger: store.logger))
+                guard let existing = existing.first else { throw ServiceError(.internalError, "completion of \(a.id) vanished") }
+                return CompletionRecorded(completion: existing, alarm: a, created: false)
+            }
+            let completion = Completion(
+                id: id, alarmId: a.id, userId: actor, userDisplayName: displayName, status: req.status, scheduledDate: occurrence,
+                completedAt: now, note: req.note, onTime: onTime, createdAt: now
+            )
             var n = a
             if req.status == "completed" { n.lastCompletedDate = now }
             if let pending = a.nextFireDate, occurrence >= pending {
@@ -80,8 +88,7 @@ struct CompletionHandlers: Sendable {
             n.version = a.version + 1
             n.updatedAt = now
             try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: actor, on: c)
-            try await changes.recordMark(completion, alarm: n, actor: actor, on: c)
+            try await changes.record(before: a, after: n, marked: completion, actor: actor, on: c)
             return CompletionRecorded(completion: completion, alarm: n, created: true)
         }
         if result.created { outbox.committed() }

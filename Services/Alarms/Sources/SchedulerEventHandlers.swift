@@ -12,8 +12,9 @@ struct SchedulerEventHandlers: Sendable {
 
     var handlers: EventHandlers {
         var h = EventHandlers()
-        h.on(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired.self) { e, _, c in
-            try await fired(e, on: c)
+        // A burst of fires arrives as runs of these: two statements a run.
+        h.onBatch([SchedulerEvents.alarmFired]) { run, c in
+            try await fired(try run.map { try $0.envelope.decodePayload(SchedulerEvents.AlarmFired.self) }, on: c)
         }
         h.on(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed.self) { e, _, c in
             try await missed(e, on: c)
@@ -21,17 +22,24 @@ struct SchedulerEventHandlers: Sendable {
         return h
     }
 
-    /// Records when the alarm last rang. The change reaches devices through the delta feed;
-    /// no alarm event follows (nothing downstream schedules by it).
-    func fired(_ e: SchedulerEvents.AlarmFired, on c: PostgresConnection) async throws {
-        guard let a = try await store.lock(e.alarmId, on: c), a.deletedAt == nil else { return }
-        if let last = a.lastFiredDate, last >= e.firedAt { return }
-        var n = a
-        n.lastFiredDate = e.firedAt
-        n.version = a.version + 1
-        n.updatedAt = Date()
-        try await store.update(n, on: c)
-        try await store.bumpFeed(alarmId: n.id, before: a.members, after: n.members, deleted: false, on: c)
+    /// Records when each alarm last rang (a later fire of an alarm wins; a deleted alarm or an
+    /// older fire changes nothing). The change reaches devices through the delta feed; no alarm
+    /// event follows (nothing downstream schedules by it).
+    func fired(_ events: [SchedulerEvents.AlarmFired], on c: PostgresConnection) async throws {
+        guard !events.isEmpty else { return }
+        let rows = try await c.query("""
+            UPDATE alarms a SET last_fired_date = x.f, version = a.version + 1, updated_at = now()
+            FROM (SELECT id, max(f) AS f FROM unnest(\(events.map(\.alarmId))::text[], \(events.map(\.firedAt))::timestamptz[]) AS t(id, f)
+                  GROUP BY id) x
+            WHERE a.id = x.id AND a.deleted_at IS NULL AND (a.last_fired_date IS NULL OR a.last_fired_date < x.f)
+            RETURNING a.id, a.owner_id, a.shared_with
+            """, logger: store.logger)
+        var changes: [FeedChange] = []
+        for try await (id, owner, shared) in rows.decode((String, String, [String]).self) {
+            let members = Alarm.members(owner: owner, sharedWith: shared)
+            changes.append(FeedChange(alarmId: id, before: members, after: members, deleted: false))
+        }
+        try await store.bumpFeed(changes, on: c)
     }
 
     /// The occurrence passed its missed window without a completion: log it and advance.
@@ -62,7 +70,6 @@ struct SchedulerEventHandlers: Sendable {
         n.version = a.version + 1
         n.updatedAt = now
         try await store.update(n, on: c)
-        try await changes.record(before: a, after: n, actor: nil, on: c)
-        try await changes.recordMark(completion, alarm: n, actor: nil, on: c)
+        try await changes.record(before: a, after: n, marked: completion, actor: nil, on: c)
     }
 }

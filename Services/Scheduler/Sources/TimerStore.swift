@@ -46,10 +46,11 @@ struct TimerStore: Sendable {
             try await c.query("DELETE FROM timers WHERE alarm_id = \(s.id)", logger: logger)
             return
         }
-        // Timers of other occurrences go; those of this occurrence stay (same ids, no churn).
-        try await c.query("DELETE FROM timers WHERE alarm_id = \(s.id) AND occurrence_at <> \(occurrence)", logger: logger)
+        // Timers of other occurrences and dropped warnings go; those of this occurrence stay
+        // (same ids, no churn).
         try await c.query("""
-            DELETE FROM timers WHERE alarm_id = \(s.id) AND kind = 'pre' AND NOT (offset_minutes = ANY(\(offsets)::int[]))
+            DELETE FROM timers WHERE alarm_id = \(s.id)
+                AND (occurrence_at <> \(occurrence) OR (kind = 'pre' AND NOT (offset_minutes = ANY(\(offsets)::int[]))))
             """, logger: logger)
         let now = Date()
         var kinds: [String] = ["fire", "missed"]
