@@ -46,4 +46,15 @@ public enum OutboxSchema {
         )
         """,
     ])
+
+    /// A later migration of every service (numbered in its list): no planner statistics for
+    /// envelopes. Nothing filters or sorts by them, and auto-analyze of a busy outbox spent
+    /// most of its time sorting thousands of kilobyte-long texts (seen in a load run's profile
+    /// during a burst of fires). `extra` adds the service's own payload columns.
+    public static func payloadStatistics(_ number: Int, extra: [String] = []) -> Migration {
+        Migration(number, "no planner statistics for payload columns", [
+            "ALTER TABLE outbox ALTER COLUMN envelope SET STATISTICS 0",
+            "ALTER TABLE consumer_dead_letters ALTER COLUMN envelope SET STATISTICS 0",
+        ] + extra)
+    }
 }

@@ -108,6 +108,43 @@ struct NotificationsTests {
         }
     }
 
+    @Test("a completion of a shared alarm reaches every other member once, not the one who completed it; a repeat adds nothing")
+    func completionFanOut() async throws {
+        try await withSuite { s, _ in
+            let owner = try await s.signup("Keeper")
+            let ann = try await s.signup("Ann")
+            let bob = try await s.signup("Bob")
+            try await s.setTier(owner, "premium")
+            let created = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
+                "title": "Feed the cat", "schedule": scheduleJSON("annual", day: 1), "sharedWith": [ann.uid, bob.uid]])
+            let id = try #require(created.json["id"]?.stringValue, "\(created.text)")
+            let occurrence = try #require(created.json["nextFireDate"]?.stringValue)
+            let done = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: ann.token, json: ["status": "completed"])
+            #expect(done.status == 201, "\(done.text)")
+            func completions(_ u: TestUser) async -> [JSONValue] {
+                let inbox = try? await s.request(.GET, "/v1/me/notifications", token: u.token)
+                return (inbox?.json["notifications"]?.arrayValue ?? []).filter { $0["data"]?["type"]?.stringValue == "alarm_completed" }
+            }
+            let arrived = await eventually(timeout: .seconds(20)) {
+                let toOwner = await completions(owner).count
+                let toBob = await completions(bob).count
+                return toOwner == 1 && toBob == 1
+            }
+            #expect(arrived, "the completion push did not reach the other members once")
+            let pushed = await completions(bob).first
+            #expect(pushed?["title"]?.stringValue == "✓ Feed the cat — Done")
+            #expect(pushed?["body"]?.stringValue == "Marked complete by Ann")
+            #expect(pushed?["data"]?["alarmId"]?.stringValue == id)
+            // The same occurrence marked again: the first completion stands, nobody is told twice.
+            let again = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: bob.token,
+                                            json: ["status": "completed", "scheduledDate": occurrence])
+            #expect(again.json["completion"]?["userId"]?.stringValue == ann.uid, "\(again.text)")
+            try await Task.sleep(for: .seconds(1))
+            let toOwner = await completions(owner).count, toBob = await completions(bob).count, toAnn = await completions(ann).count
+            #expect(toOwner == 1 && toBob == 1 && toAnn == 0, "owner \(toOwner), bob \(toBob), ann \(toAnn)")
+        }
+    }
+
     @Test("410 removes the token, 503 is retried and delivered once, 400 is not retried")
     func providerErrors() async throws {
         try await withSuite { s, push in

@@ -96,5 +96,6 @@ enum AccountsMigrations {
             """,
             "CREATE INDEX group_members_user ON group_members (user_id)",
         ]),
+        OutboxSchema.payloadStatistics(4),
     ]
 }

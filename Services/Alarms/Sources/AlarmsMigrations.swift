@@ -120,5 +120,8 @@ enum AlarmsMigrations {
             )
             """,
         ]),
+        OutboxSchema.payloadStatistics(4, extra: [
+            "ALTER TABLE alarms ALTER COLUMN schedule SET STATISTICS 0",
+        ]),
     ]
 }

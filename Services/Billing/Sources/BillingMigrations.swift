@@ -74,5 +74,6 @@ enum BillingMigrations {
             )
             """,
         ]),
+        OutboxSchema.payloadStatistics(5),
     ]
 }

@@ -37,5 +37,6 @@ enum InvitationsMigrations {
             "CREATE INDEX invitations_reference ON invitations (reference_id) WHERE status = 'pending'",
             "CREATE INDEX invitations_expiry ON invitations (expires_at) WHERE status = 'pending'",
         ]),
+        OutboxSchema.payloadStatistics(3),
     ]
 }

@@ -73,5 +73,11 @@ enum NotificationsMigrations {
             """,
             "CREATE INDEX attempts_at ON attempts (at)",
         ]),
+        OutboxSchema.payloadStatistics(3, extra: [
+            "ALTER TABLE inbox ALTER COLUMN data SET STATISTICS 0",
+            "ALTER TABLE inbox ALTER COLUMN title SET STATISTICS 0",
+            "ALTER TABLE inbox ALTER COLUMN body SET STATISTICS 0",
+            "ALTER TABLE deliveries ALTER COLUMN content SET STATISTICS 0",
+        ]),
     ]
 }

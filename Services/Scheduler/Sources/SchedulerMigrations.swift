@@ -78,5 +78,6 @@ enum SchedulerMigrations {
         Migration(3, "the trace that scheduled each alarm's timers, so its fire links back to it", [
             "ALTER TABLE alarms ADD COLUMN traceparent text",
         ]),
+        OutboxSchema.payloadStatistics(4),
     ]
 }

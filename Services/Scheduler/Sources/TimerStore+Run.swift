@@ -1,0 +1,159 @@
+import Contracts
+import Foundation
+import Messaging
+import PostgresNIO
+
+extension TimerStore {
+    /// One alarm event of a run, in stream order.
+    enum AlarmChange: Sendable {
+        /// A new state of an alarm (upserted or deleted), with the trace of the change.
+        case state(AlarmsEvents.AlarmState, traceparent: String?)
+        /// An occurrence was completed, skipped or missed.
+        case settled(alarmId: String, occurrence: Date)
+    }
+
+    /// Applies a run of alarm events with at most five statements however long it is (a burst
+    /// of completions arrives as thousands): the read-model rows of the run's alarms are locked
+    /// and read at once, in id order; each alarm's newest state wins, and only when it is newer
+    /// than the stored one (as in ``apply(_:traceparent:on:)``); an alarm whose occurrence,
+    /// warnings or activity changed gets its timers replaced; then the settled occurrences lose
+    /// their missed checks and re-fires (a completion always wins over a timer of the same
+    /// occurrence written earlier in the run).
+    func apply(run changes: [AlarmChange], on c: PostgresConnection) async throws {
+        var latest: [String: (state: AlarmsEvents.AlarmState, traceparent: String?)] = [:]
+        var settledIDs: [String] = [], settledAt: [Date] = []
+        for change in changes {
+            switch change {
+            case .state(let s, let traceparent):
+                if let seen = latest[s.id], seen.state.version >= s.version { continue }
+                latest[s.id] = (s, traceparent)
+            case .settled(let id, let occurrence):
+                settledIDs.append(id)
+                settledAt.append(occurrence)
+            }
+        }
+        if !latest.isEmpty { try await applyStates(latest, on: c) }
+        if !settledIDs.isEmpty {
+            try await c.query("""
+                DELETE FROM timers t USING unnest(\(settledIDs)::text[], \(settledAt)::timestamptz[]) AS x(id, occ)
+                WHERE t.alarm_id = x.id AND t.occurrence_at = x.occ AND t.kind IN ('missed', 'snooze')
+                """, logger: logger)
+        }
+    }
+
+    private func applyStates(_ latest: [String: (state: AlarmsEvents.AlarmState, traceparent: String?)],
+                             on c: PostgresConnection) async throws {
+        let ids = latest.keys.sorted()
+        let known = try await c.query("""
+            SELECT alarm_id, version, next_fire_date, active, offsets FROM alarms WHERE alarm_id = ANY(\(ids)::text[])
+            ORDER BY alarm_id FOR UPDATE
+            """, logger: logger)
+        var previous: [String: (version: Int32, next: Date?, active: Bool, offsets: [Int32])] = [:]
+        for try await r in known.decode((String, Int32, Date?, Bool, [Int32]).self) { previous[r.0] = (r.1, r.2, r.3, r.4) }
+        var rows = ReadModelRows()
+        var gone = TimerReplacements()
+        var timers = PlannedTimers()
+        let now = Date()
+        for id in ids {
+            let (s, traceparent) = latest[id]!
+            if let p = previous[id], p.version >= Int32(s.version) { continue }
+            let active = s.isActive && !s.isPaused && !s.deleted && s.nextFireDate != nil
+            let offsets = s.preAlarmOffsetsMinutes.map(Int32.init)
+            let partition = Int32(Partitioning.partition(of: s.id, partitions: config.partitions))
+            rows.append(s, partition: partition, active: active, offsets: offsets, traceparent: traceparent)
+            if let p = previous[id], p.next == s.nextFireDate, p.active == active, p.offsets == offsets { continue }
+            gone.append(id: id, keeping: active ? s.nextFireDate : nil, offsets: offsets)
+            if active, let occurrence = s.nextFireDate {
+                for t in plannedTimers(occurrence: occurrence, offsets: offsets, now: now) {
+                    timers.append(partition: partition, alarmId: id, occurrence: occurrence, timer: t)
+                }
+            }
+        }
+        guard !rows.ids.isEmpty else { return }
+        try await c.query("""
+            INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active, offsets,
+                members, alert_members, group_id, assigned_to, traceparent)
+            SELECT x.id, x.p, x.v, x.o, x.t, x.tz, x.tod, CASE WHEN x.hasnf THEN x.nf END, x.a,
+                ARRAY(SELECT e::int FROM jsonb_array_elements_text(x.offs::jsonb) WITH ORDINALITY AS j(e, n) ORDER BY n),
+                ARRAY(SELECT e FROM jsonb_array_elements_text(x.m::jsonb) WITH ORDINALITY AS j(e, n) ORDER BY n),
+                ARRAY(SELECT e FROM jsonb_array_elements_text(x.am::jsonb) WITH ORDINALITY AS j(e, n) ORDER BY n),
+                NULLIF(x.g, ''), NULLIF(x.asg, ''), NULLIF(x.tp, '')
+            FROM unnest(\(rows.ids)::text[], \(rows.partitions)::int[], \(rows.versions)::int[], \(rows.owners)::text[],
+                        \(rows.titles)::text[], \(rows.timezones)::text[], \(rows.times)::text[], \(rows.next)::timestamptz[],
+                        \(rows.hasNext)::boolean[], \(rows.active)::boolean[], \(rows.offsets)::text[], \(rows.members)::text[],
+                        \(rows.alert)::text[], \(rows.groups)::text[], \(rows.assignees)::text[], \(rows.traceparents)::text[])
+                AS x(id, p, v, o, t, tz, tod, nf, hasnf, a, offs, m, am, g, asg, tp)
+            ON CONFLICT (alarm_id) DO UPDATE SET version = excluded.version, owner_id = excluded.owner_id, title = excluded.title,
+                timezone = excluded.timezone, time_of_day = excluded.time_of_day, next_fire_date = excluded.next_fire_date,
+                active = excluded.active, offsets = excluded.offsets, members = excluded.members,
+                alert_members = excluded.alert_members, group_id = excluded.group_id, assigned_to = excluded.assigned_to,
+                traceparent = excluded.traceparent
+            """, logger: logger)
+        if !gone.ids.isEmpty {
+            // Timers of other occurrences and dropped warnings go (all of them when inactive);
+            // those of the kept occurrence stay (same ids, no churn).
+            try await c.query("""
+                DELETE FROM timers t
+                USING unnest(\(gone.ids)::text[], \(gone.all)::boolean[], \(gone.occurrences)::timestamptz[], \(gone.offsets)::text[])
+                    AS x(id, a, occ, offs)
+                WHERE t.alarm_id = x.id AND (x.a OR t.occurrence_at <> x.occ OR (t.kind = 'pre'
+                    AND NOT (t.offset_minutes = ANY(ARRAY(SELECT e::int FROM jsonb_array_elements_text(x.offs::jsonb) AS j(e))))))
+                """, logger: logger)
+        }
+        if !timers.alarmIds.isEmpty {
+            try await c.query("""
+                INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes)
+                SELECT x.p, x.id, x.kind, x.occ, x.due, x.off
+                FROM unnest(\(timers.partitions)::int[], \(timers.alarmIds)::text[], \(timers.kinds)::text[],
+                            \(timers.occurrences)::timestamptz[], \(timers.dues)::timestamptz[], \(timers.offsets)::int[])
+                    AS x(p, id, kind, occ, due, off)
+                WHERE NOT EXISTS (SELECT 1 FROM fires f WHERE f.alarm_id = x.id AND f.kind = x.kind AND f.occurrence_at = x.occ
+                                  AND f.offset_minutes = x.off AND f.snooze_count = 0)
+                ON CONFLICT DO NOTHING
+                """, logger: logger)
+        }
+    }
+}
+
+/// Read-model rows as columns (for `unnest`); optional values travel as sentinels: a flag
+/// for the date, the empty string for texts, JSON for the nested arrays.
+private struct ReadModelRows {
+    var ids: [String] = [], partitions: [Int32] = [], versions: [Int32] = [], owners: [String] = [], titles: [String] = []
+    var timezones: [String] = [], times: [String] = [], next: [Date] = [], hasNext: [Bool] = [], active: [Bool] = []
+    var offsets: [String] = [], members: [String] = [], alert: [String] = [], groups: [String] = [], assignees: [String] = []
+    var traceparents: [String] = []
+
+    mutating func append(_ s: AlarmsEvents.AlarmState, partition: Int32, active isActive: Bool, offsets o: [Int32], traceparent: String?) {
+        ids.append(s.id); partitions.append(partition); versions.append(Int32(s.version)); owners.append(s.ownerId)
+        titles.append(s.title); timezones.append(s.schedule.timezone); times.append(s.schedule.timeOfDay)
+        next.append(s.nextFireDate ?? Date(timeIntervalSince1970: 0)); hasNext.append(s.nextFireDate != nil); active.append(isActive)
+        offsets.append(Self.json(o.map(String.init))); members.append(Self.json(s.members)); alert.append(Self.json(s.alertMembers))
+        groups.append(s.groupId ?? ""); assignees.append(s.assignedTo ?? ""); traceparents.append(traceparent ?? "")
+    }
+
+    static func json(_ values: [String]) -> String {
+        String(decoding: (try? JSONSerialization.data(withJSONObject: values)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+}
+
+/// Alarms whose timers are replaced: all of them go (`keeping` nil), or those of other
+/// occurrences and of warnings no longer wanted.
+private struct TimerReplacements {
+    var ids: [String] = [], all: [Bool] = [], occurrences: [Date] = [], offsets: [String] = []
+
+    mutating func append(id: String, keeping occurrence: Date?, offsets o: [Int32]) {
+        ids.append(id); all.append(occurrence == nil); occurrences.append(occurrence ?? Date(timeIntervalSince1970: 0))
+        offsets.append(ReadModelRows.json(o.map(String.init)))
+    }
+}
+
+/// Timer rows to insert, as columns.
+private struct PlannedTimers {
+    var partitions: [Int32] = [], alarmIds: [String] = [], kinds: [String] = [], occurrences: [Date] = [], dues: [Date] = []
+    var offsets: [Int32] = []
+
+    mutating func append(partition: Int32, alarmId: String, occurrence: Date, timer t: (kind: String, due: Date, offset: Int32)) {
+        partitions.append(partition); alarmIds.append(alarmId); kinds.append(t.kind); occurrences.append(occurrence)
+        dues.append(t.due); offsets.append(t.offset)
+    }
+}
