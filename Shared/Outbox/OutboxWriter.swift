@@ -49,18 +49,42 @@ public struct OutboxWriter: Sendable {
     /// Appends prepared envelopes in one statement.
     public func append(_ envelopes: [Envelope], on connection: PostgresConnection) async throws {
         guard !envelopes.isEmpty else { return }
-        let ids = envelopes.map(\.id)
-        let types = envelopes.map(\.type)
-        let bodies = envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) }
-        try await connection.query("""
-            INSERT INTO outbox (event_id, stream, type, envelope)
-            SELECT e.id, \(stream), e.type, e.body FROM unnest(\(ids)::text[], \(types)::text[], \(bodies)::text[]) AS e(id, type, body)
-            """, logger: telemetry.logger)
+        try await connection.query("\(outboxInsert: rows(envelopes))", logger: telemetry.logger)
+    }
+
+    /// Prepared envelopes as the rows of this writer's outbox, for a statement that inserts
+    /// them alongside other changes (`\(outboxInsert: rows)` inside a `WITH … AS (…)`).
+    public func rows(_ envelopes: [Envelope]) -> OutboxRows {
+        OutboxRows(stream: stream, ids: envelopes.map(\.id), types: envelopes.map(\.type),
+                   bodies: envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) })
     }
 
     /// Tells the relay that new events were committed, so they go out without waiting for its
     /// next poll. Call after the transaction commits.
     public func committed() {
         relay?.wake()
+    }
+}
+
+/// Outbox rows ready to insert (see ``OutboxWriter/rows(_:)``).
+public struct OutboxRows: Sendable {
+    let stream: String
+    let ids: [String]
+    let types: [String]
+    let bodies: [String]
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// `INSERT INTO outbox …` of `rows`, with bound parameters.
+    public mutating func appendInterpolation(outboxInsert rows: OutboxRows) {
+        appendLiteral("INSERT INTO outbox (event_id, stream, type, envelope) SELECT e.id, ")
+        appendInterpolation(rows.stream)
+        appendLiteral(", e.type, e.body FROM unnest(")
+        appendInterpolation(rows.ids)
+        appendLiteral("::text[], ")
+        appendInterpolation(rows.types)
+        appendLiteral("::text[], ")
+        appendInterpolation(rows.bodies)
+        appendLiteral("::text[]) AS e(id, type, body)")
     }
 }

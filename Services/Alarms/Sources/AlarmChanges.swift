@@ -24,27 +24,35 @@ struct AlarmChanges: Sendable {
         )
     }
 
-    /// Records a change of `after` (previously `before`, nil when new) in the outbox and the
-    /// feed (last: the feed's per-user heads stay locked until the commit).
+    /// Records a change of `after` (previously `before`, nil when new): its event and the feed,
+    /// in one statement after the owner's tier is read.
     func record(before: Alarm?, after: Alarm, actor: String?, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
-        try await outbox.append([try changed(after, ownerTier: tier, actor: actor)], on: c)
-        try await bumpFeed(before: before, after: after, on: c)
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor)]),
+                               feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
-    /// Records a completion, skip or miss together with the alarm's own change: one tier
-    /// lookup, both events in one statement, the feed last.
+    /// Records a completion, skip or miss together with the alarm's own change: both events
+    /// and the feed in one statement.
     func record(before: Alarm, after: Alarm, marked completion: Completion, actor: String?, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
-        try await outbox.append([try changed(after, ownerTier: tier, actor: actor),
-                                 try marked(completion, alarm: after, ownerTier: tier, actor: actor)], on: c)
-        try await bumpFeed(before: before, after: after, on: c)
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor),
+                                                    try marked(completion, alarm: after, ownerTier: tier, actor: actor)]),
+                               feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
-    private func bumpFeed(before: Alarm?, after: Alarm, on c: PostgresConnection) async throws {
+    /// Records a completion or skip the caller has inserted, with the owner's tier it read: the
+    /// alarm's changed columns, both events and the feed in one statement.
+    func recordMark(before: Alarm, after: Alarm, marked completion: Completion, ownerTier: Tier, actor: String?,
+                    on c: PostgresConnection) async throws {
+        let events = outbox.rows([try changed(after, ownerTier: ownerTier, actor: actor),
+                                  try marked(completion, alarm: after, ownerTier: ownerTier, actor: actor)])
+        try await store.recordMark(after, events: events, feed: [Self.feedChange(before: before, after: after)], on: c)
+    }
+
+    private static func feedChange(before: Alarm?, after: Alarm) -> FeedChange {
         let deleted = after.deletedAt != nil
-        try await store.bumpFeed(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members,
-                                 deleted: deleted, on: c)
+        return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
     private func changed(_ a: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import Outbox
 import Messaging
 import Persistence
 import PostgresNIO
@@ -25,6 +26,22 @@ struct AlarmStore: Sendable {
     func lock(_ id: String, on c: PostgresConnection) async throws -> Alarm? {
         let rows = try await c.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id) FOR UPDATE", logger: logger)
         return try await AlarmRow.decodeAll(rows).first
+    }
+
+    /// Loads and row-locks an alarm with its owner's tier and the display name of `actor`: what
+    /// marking an occurrence needs, in one round trip.
+    func lockForMark(_ id: String, actor: String, on c: PostgresConnection) async throws -> (alarm: Alarm, ownerTier: Tier, actorName: String?)? {
+        let rows = try await c.query("""
+            SELECT \(unescaped: AlarmRow.columns), (SELECT tier FROM user_tiers WHERE user_id = alarms.owner_id),
+                (SELECT display_name FROM users WHERE user_id = \(actor))
+            FROM alarms WHERE id = \(id) FOR UPDATE OF alarms
+            """, logger: logger)
+        for try await row in rows {
+            let r = row.makeRandomAccess()
+            let tier = try r[AlarmRow.count].decode(String?.self).flatMap(Tier.init(rawValue:)) ?? .free
+            return (try AlarmRow.decode(row), tier, try r[AlarmRow.count + 1].decode(String?.self))
+        }
+        return nil
     }
 
     /// The fingerprint of the body that created an alarm.
@@ -108,41 +125,32 @@ struct AlarmStore: Sendable {
 
     // MARK: The delta feed
 
-    /// Records that `alarmId` changed for everyone who saw it before or sees it now; those who
-    /// lost it (or all, when deleted) get a tombstone.
-    func bumpFeed(alarmId: String, before: [String], after: [String], deleted: Bool, on c: PostgresConnection) async throws {
-        try await bumpFeed([FeedChange(alarmId: alarmId, before: before, after: after, deleted: deleted)], on: c)
-    }
-
     /// Records several alarms' changes with one statement. Each user's head moves by the number
     /// of their alarms that changed and the alarms take the numbers in between; heads are locked
     /// in user order, so numbers are assigned in commit order per user and a cursor never skips
     /// one. Call it last in a transaction: the heads stay locked until the commit.
     func bumpFeed(_ changes: [FeedChange], on c: PostgresConnection) async throws {
-        var users: [String] = [], alarms: [String] = [], removed: [Bool] = []
-        for change in changes {
-            let now = Set(change.after)
-            for u in Set(change.before).union(change.after) {
-                users.append(u)
-                alarms.append(change.alarmId)
-                removed.append(change.deleted || !now.contains(u))
-            }
-        }
-        guard !users.isEmpty else { return }
+        let rows = FeedRows(changes)
+        guard !rows.users.isEmpty else { return }
+        try await c.query("WITH \(feedBump: rows) SELECT 1", logger: logger)
+    }
+
+    /// Writes events and the feed of a change in one statement (the feed last, as
+    /// ``bumpFeed(_:on:)``).
+    func record(events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
+        try await c.query("WITH events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed)) SELECT 1", logger: logger)
+    }
+
+    /// Writes what marking an occurrence changes on the alarm (dates, activity, version), its
+    /// events and the feed, in one statement (the feed last, as ``bumpFeed(_:on:)``).
+    func recordMark(_ n: Alarm, events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
         try await c.query("""
-            WITH x AS (
-                SELECT DISTINCT ON (u, a) u, a, r FROM unnest(\(users)::text[], \(alarms)::text[], \(removed)::boolean[])
-                    WITH ORDINALITY AS t(u, a, r, n) ORDER BY u, a, n DESC
-            ), numbered AS (
-                SELECT u, a, r, row_number() OVER (PARTITION BY u ORDER BY a) AS k, count(*) OVER (PARTITION BY u) AS n FROM x
-            ), bumped AS (
-                INSERT INTO feed_heads (user_id, last_seq) SELECT u, max(n) FROM numbered GROUP BY u ORDER BY u
-                ON CONFLICT (user_id) DO UPDATE SET last_seq = feed_heads.last_seq + excluded.last_seq
-                RETURNING user_id, last_seq
-            )
-            INSERT INTO feed_entries (user_id, alarm_id, seq, removed)
-            SELECT x.u, x.a, b.last_seq - x.n + x.k, x.r FROM numbered x JOIN bumped b ON b.user_id = x.u
-            ON CONFLICT (user_id, alarm_id) DO UPDATE SET seq = excluded.seq, removed = excluded.removed
+            WITH marked AS (
+                UPDATE alarms SET last_completed_date = \(n.lastCompletedDate), next_fire_date = \(n.nextFireDate),
+                    is_active = \(n.isActive), version = \(Int32(n.version)), updated_at = \(n.updatedAt)
+                WHERE id = \(n.id)
+            ), events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed))
+            SELECT 1
             """, logger: logger)
     }
 }
@@ -153,4 +161,48 @@ struct FeedChange: Sendable {
     var before: [String]
     var after: [String]
     var deleted: Bool
+}
+
+/// Feed changes as the columns of one statement: a user and alarm per row.
+struct FeedRows: Sendable {
+    var users: [String] = [], alarms: [String] = [], removed: [Bool] = []
+
+    init(_ changes: [FeedChange]) {
+        for change in changes {
+            let now = Set(change.after)
+            for u in Set(change.before).union(change.after) {
+                users.append(u)
+                alarms.append(change.alarmId)
+                removed.append(change.deleted || !now.contains(u))
+            }
+        }
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The common table expressions that bump the feed for `rows` (after `WITH ` or `, `):
+    /// each user's head moves by the number of their alarms that changed and the alarms take
+    /// the numbers in between; heads are locked in user order.
+    mutating func appendInterpolation(feedBump rows: FeedRows) {
+        appendLiteral("feed_x AS (SELECT DISTINCT ON (u, a) u, a, r FROM unnest(")
+        appendInterpolation(rows.users)
+        appendLiteral("::text[], ")
+        appendInterpolation(rows.alarms)
+        appendLiteral("::text[], ")
+        appendInterpolation(rows.removed)
+        appendLiteral("""
+            ::boolean[]) WITH ORDINALITY AS t(u, a, r, n) ORDER BY u, a, n DESC),
+            feed_numbered AS (
+                SELECT u, a, r, row_number() OVER (PARTITION BY u ORDER BY a) AS k, count(*) OVER (PARTITION BY u) AS n FROM feed_x
+            ), feed_bumped AS (
+                INSERT INTO feed_heads (user_id, last_seq) SELECT u, max(n) FROM feed_numbered GROUP BY u ORDER BY u
+                ON CONFLICT (user_id) DO UPDATE SET last_seq = feed_heads.last_seq + excluded.last_seq
+                RETURNING user_id, last_seq
+            ), feed_written AS (
+                INSERT INTO feed_entries (user_id, alarm_id, seq, removed)
+                SELECT x.u, x.a, b.last_seq - x.n + x.k, x.r FROM feed_numbered x JOIN feed_bumped b ON b.user_id = x.u
+                ON CONFLICT (user_id, alarm_id) DO UPDATE SET seq = excluded.seq, removed = excluded.removed
+            )
+            """)
+    }
 }

@@ -40,7 +40,8 @@ struct CompletionHandlers: Sendable {
         }
         try AlarmRules.text(req.note, field: "note", max: 500)
         let result: CompletionRecorded = try await database.transaction { c in
-            guard let a = try await store.lock(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
+            guard let (a, ownerTier, actorName) = try await store.lockForMark(req.alarmId, actor: actor, on: c),
+                  a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
             let compiled = try AlarmRules.compile(a.schedule)
@@ -57,18 +58,14 @@ struct CompletionHandlers: Sendable {
             let window = Double(missedWindow.components.seconds)
             let onTime = now.timeIntervalSince(occurrence) <= window
             let id = UUIDv7.string()
-            // One statement: the display name from the read model, and nothing when this
-            // occurrence was already marked (a retried request gets the first answer).
+            // Nothing when this occurrence was already marked: a retried request gets the first answer.
             let inserted = try await c.query("""
                 INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
-                VALUES (\(id), \(a.id), \(actor), (SELECT display_name FROM users WHERE user_id = \(actor)), \(req.status),
-                    \(occurrence), \(now), \(req.note), \(onTime), \(now))
+                VALUES (\(id), \(a.id), \(actor), \(actorName), \(req.status), \(occurrence), \(now), \(req.note), \(onTime), \(now))
                 ON CONFLICT (alarm_id, scheduled_date) DO NOTHING
-                RETURNING user_display_name
-                """, logger: store.logger)
-            var recorded: String?? = nil
-            for try await name in inserted.decode(String?.self) { recorded = .some(name) }
-            guard let displayName = recorded else {
+                RETURNING 1
+                """, logger: store.logger).all(Int32.self)
+            guard !inserted.isEmpty else {
                 let existing = try await Self.decode(c.query("""
                     SELECT \(unescaped: Self.completionColumns) FROM completions WHERE alarm_id = \(a.id) AND scheduled_date = \(occurrence)
                     """, logger: store.logger))
@@ -76,7 +73,7 @@ struct CompletionHandlers: Sendable {
                 return CompletionRecorded(completion: existing, alarm: a, created: false)
             }
             let completion = Completion(
-                id: id, alarmId: a.id, userId: actor, userDisplayName: displayName, status: req.status, scheduledDate: occurrence,
+                id: id, alarmId: a.id, userId: actor, userDisplayName: actorName, status: req.status, scheduledDate: occurrence,
                 completedAt: now, note: req.note, onTime: onTime, createdAt: now
             )
             var n = a
@@ -87,8 +84,7 @@ struct CompletionHandlers: Sendable {
             }
             n.version = a.version + 1
             n.updatedAt = now
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, marked: completion, actor: actor, on: c)
+            try await changes.recordMark(before: a, after: n, marked: completion, ownerTier: ownerTier, actor: actor, on: c)
             return CompletionRecorded(completion: completion, alarm: n, created: true)
         }
         if result.created { outbox.committed() }
