@@ -57,6 +57,19 @@ struct DurabilityTests {
         await producer.terminate()
     }
 
+    @Test("SIGTERM during startup, before anything serves, still stops the process gracefully")
+    func sigtermDuringStartup() async throws {
+        let url = try await TestDatabase.create("durability")
+        var env = Ports().consumerEnv
+        env["DATABASE_URL"] = url
+        // "starting" is logged before the database is reached and the migrations run.
+        let consumer = try TestProcess("chronir-testpeer", ["consume"], environment: env, label: "early-term")
+        #expect(await consumer.waitForOutput("starting"))
+        #expect(await consumer.terminate() == 0, "log: \(consumer.output.suffix(2000))")
+        #expect(consumer.output.contains("received SIGTERM"))
+        #expect(consumer.output.contains("stopped"))
+    }
+
     @Test("a producer killed between commit and publish loses nothing: the relay publishes on restart")
     func producerCrashBeforePublish() async throws {
         let url = try await TestDatabase.create("durability")

@@ -4,6 +4,7 @@ import Messaging
 import Persistence
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// What a service's builder returns: the long-running parts, in start order (they stop in
 /// reverse order), and what to close once they have all stopped.
@@ -53,6 +54,10 @@ public enum ServiceHost {
         handleSignals: Bool = true, build: Build
     ) async throws {
         let logger = runtime.logger
+        // Signals are trapped before anything else, so a SIGTERM during startup (migrations,
+        // connecting) still ends in a graceful stop instead of the default instant death.
+        let handle = handle ?? ShutdownHandle()
+        let signals: UnixSignalsSequence? = handleSignals ? await UnixSignalsSequence(trapping: .sigterm, .sigint) : nil
         let grace = try runtime.environment.duration("CHRONIR_SHUTDOWN_GRACE", .seconds(10))
         let health = HealthChecks()
         var database: Database? = nil
@@ -66,6 +71,14 @@ public enum ServiceHost {
                 pool.addTask { await database.client.run() }
             }
             defer { pool.cancelAll() }
+            if let signals {
+                pool.addTask {
+                    for await signal in signals {
+                        logger.notice("received \(signal), shutting down")
+                        await handle.shutdown()
+                    }
+                }
+            }
             if let database, let migrations {
                 try await database.waitUntilReachable()
                 try await Migrator(database: database).migrate(migrations)
@@ -81,11 +94,11 @@ public enum ServiceHost {
             }
             let group = ServiceGroup(configuration: .init(
                 services: services.map { .init(service: $0) },
-                gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+                gracefulShutdownSignals: [],
                 cancellationSignals: [],
                 logger: runtime.logs.logger("lifecycle")
             ).with(grace: grace))
-            handle?.attach(group)
+            handle.attach(group)
             do {
                 try await group.run()
             } catch {
