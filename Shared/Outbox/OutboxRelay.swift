@@ -85,33 +85,42 @@ public final class OutboxRelay: Service, Sendable {
         let stream = self.stream
         let limit = batchSize
         let events: [(seq: Int64, envelope: Data)] = try await database.transaction { connection in
-            try await connection.query("INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING", logger: logger)
-            let last = try await connection.query("SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE", logger: logger)
-                .first(Int64.self) ?? 0
-            var ids: [Int64] = []
-            var bodies: [String] = []
+            // Four round trips however many rows: the stream's lock, then one statement that
+            // numbers the oldest unnumbered rows, moves the head and returns them. The lock is
+            // taken in a statement of its own so the numbering statement's snapshot, taken after
+            // it, sees every row another relay numbered before letting go of the lock.
+            let last = try await Self.lockStream(stream, on: connection, logger: logger)
             let rows = try await connection.query("""
-                SELECT id, envelope FROM outbox WHERE stream = \(stream) AND seq IS NULL ORDER BY id LIMIT \(limit)
+                WITH pending AS (
+                    SELECT id, envelope, row_number() OVER (ORDER BY id) AS n
+                    FROM (SELECT id, envelope FROM outbox WHERE stream = \(stream) AND seq IS NULL ORDER BY id LIMIT \(limit)) oldest
+                ), numbered AS (
+                    UPDATE outbox SET seq = \(last) + pending.n, published_at = now()
+                    FROM pending WHERE outbox.id = pending.id
+                    RETURNING outbox.seq, pending.envelope
+                ), head AS (
+                    UPDATE outbox_streams SET last_seq = \(last) + (SELECT count(*) FROM pending)
+                    WHERE stream = \(stream) AND EXISTS (SELECT 1 FROM pending)
+                )
+                SELECT seq, envelope FROM numbered ORDER BY seq
                 """, logger: logger)
-            for try await (id, body) in rows.decode((Int64, String).self) {
-                ids.append(id)
-                bodies.append(body)
-            }
-            guard !ids.isEmpty else { return [] }
-            let seqs = (1...Int64(ids.count)).map { last + $0 }
-            try await connection.query("""
-                UPDATE outbox SET seq = v.seq, published_at = now()
-                FROM unnest(\(ids)::bigint[], \(seqs)::bigint[]) AS v(id, seq)
-                WHERE outbox.id = v.id AND outbox.seq IS NULL
-                """, logger: logger)
-            try await connection.query("UPDATE outbox_streams SET last_seq = \(seqs.last!) WHERE stream = \(stream)", logger: logger)
-            return zip(seqs, bodies).map { (seq: $0, envelope: Data($1.utf8)) }
+            var out: [(seq: Int64, envelope: Data)] = []
+            for try await (seq, body) in rows.decode((Int64, String).self) { out.append((seq, Data(body.utf8))) }
+            return out
         }
         guard let last = events.last else { return 0 }
         sink.publish(stream: stream, events: events)
         lastHead.store(last.seq, ordering: .relaxed)
         telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
         return events.count
+    }
+
+    /// Locks the stream's row (creating it the first time) and returns its last number.
+    static func lockStream(_ stream: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        let lock: PostgresQuery = "SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE"
+        if let last = try await connection.query(lock, logger: logger).first(Int64.self) { return last }
+        try await connection.query("INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING", logger: logger)
+        return try await connection.query(lock, logger: logger).first(Int64.self) ?? 0
     }
 
     private func heartbeat() async throws {

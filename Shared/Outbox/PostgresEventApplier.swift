@@ -81,9 +81,7 @@ public final class PostgresEventApplier: EventApplier {
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
         try await database.transaction { connection in
-            try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
-            let current = try await connection.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE", logger: logger)
-                .first(Int64.self) ?? 0
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
             guard current == first.seq - 1 else { throw CheckpointMoved(current: current) }
             var index = 0
             while index < events.count {
@@ -126,12 +124,18 @@ public final class PostgresEventApplier: EventApplier {
         afterCommit()
     }
 
+    /// Locks the stream's checkpoint row (creating it the first time) and returns it.
+    static func lockCheckpoint(_ stream: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        let lock: PostgresQuery = "SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE"
+        if let seq = try await connection.query(lock, logger: logger).first(Int64.self) { return seq }
+        try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
+        return try await connection.query(lock, logger: logger).first(Int64.self) ?? 0
+    }
+
     public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {
         let logger = telemetry.logger
         try await database.transaction { connection in
-            try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
-            let current = try await connection.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE", logger: logger)
-                .first(Int64.self) ?? 0
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
             guard current == seq - 1 else { throw CheckpointMoved(current: current) }
             try await connection.query("""
                 INSERT INTO consumer_dead_letters (stream, seq, type, envelope, reason) VALUES (\(stream), \(seq), \(type), \(raw), \(reason))

@@ -1,4 +1,5 @@
 import AccountsService
+import NotificationsService
 import AlarmsService
 import Foundation
 import Messaging
@@ -11,7 +12,7 @@ import Testing
 /// the scheduler; `chronirctl trace` prints it from the span files.
 @Suite("Tracing")
 struct TracingTests {
-    @Test("a creation's trace spans gateway → alarms → outbox → scheduler; the later fire is a sampled trace linked to it")
+    @Test("a creation's trace spans gateway → alarms → outbox → scheduler; the later fire is a sampled trace linked to it that ends at the live stream")
     func creationTrace() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("traces-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -23,13 +24,17 @@ struct TracingTests {
             try s.start("accounts", migrations: AccountsService.migrations, extra: env("accounts"), build: AccountsService.build)
             try s.start("alarms", migrations: AlarmsService.migrations, extra: env("alarms"), build: AlarmsService.build)
             try s.start("scheduler", migrations: SchedulerService.migrations,
-                        extra: env("scheduler").merging(["CHRONIR_SCHEDULER_PARTITIONS": "8", "CHRONIR_SCHEDULER_PUSH_TO": "alarms"]) { $1 },
+                        extra: env("scheduler").merging(["CHRONIR_SCHEDULER_PARTITIONS": "8", "CHRONIR_SCHEDULER_PUSH_TO": "notifications,alarms"]) { $1 },
                         build: SchedulerService.build)
+            try s.start("notifications", migrations: NotificationsService.migrations, extra: env("notifications"), build: NotificationsService.build)
             try s.start("gateway", migrations: nil, extra: env("gateway")) { runtime, _, _ in
                 try GatewayService.build(runtime: runtime) { port in s.gatewayPort.withLock { $0 = port } }
             }
         }) { s in
             let u = try await s.signup("Tracer")
+            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            defer { Task { await live.close() } }
+            #expect(await eventually { live.connected.withLock { $0 } })
             let traceId = (0..<32).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
             var due = (Date().timeIntervalSince1970 / 60).rounded(.up) * 60
             if due - Date().timeIntervalSince1970 < 8 { due += 60 }
@@ -38,7 +43,7 @@ struct TracingTests {
                                         json: ["title": "Traced", "schedule": scheduleJSON("custom", day: 1, time: hm)],
                                         headers: ["traceparent": "00-\(traceId)-00f067aa0ba902b7-01"])
             #expect(r.status == 201)
-            let files = ["accounts", "gateway", "alarms", "scheduler"].map(file)
+            let files = ["accounts", "gateway", "alarms", "scheduler", "notifications"].map(file)
             var output = ""
             func trace(until: @escaping (String) -> Bool, timeout: Duration) async -> Bool {
                 await eventually(timeout: timeout, every: .milliseconds(300)) {
@@ -72,6 +77,11 @@ struct TracingTests {
             let linked = output.split(separator: "\n").filter { $0.hasPrefix("↪") }
             #expect(linked.contains { $0.contains("scheduler scheduler fire") }, "\(output)")
             #expect(output.contains("scheduler scheduler.alarm-fired publish"), "\(output)")
+            // The fire's trace goes on through notifications to the user's live connection.
+            let delivered = await trace(until: { $0.contains("gateway notifications.notification-created process") }, timeout: .seconds(15))
+            #expect(delivered, "\(output)")
+            #expect(output.contains("notifications scheduler.alarm-fired process"), "\(output)")
+            #expect(await eventually { live.events.withLock { $0.count } == 1 })
             // Nothing else was recorded: the signup was a new, unsampled trace.
             let all = try files.map { try String(contentsOfFile: $0, encoding: .utf8) }.joined()
             #expect(!all.contains("/v1/auth/signup"), "an unsampled root span was recorded")

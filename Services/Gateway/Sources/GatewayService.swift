@@ -30,7 +30,7 @@ public enum GatewayService {
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
-        let hub = LiveHub(notifications: clients.notifications)
+        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")

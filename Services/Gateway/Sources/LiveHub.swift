@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Messaging
 import Synchronization
+import Tracing
 
 /// The gateway's live connections (`GET /v1/me/events`) by user, fed by the notifications event
 /// stream. It follows the stream from its head at start (what happened before is read from the
@@ -17,9 +18,11 @@ final class LiveHub: EventApplier {
     private let nextID = Atomic<UInt64>(0)
     private let start = Mutex<Int64?>(nil)
     private let notifications: RPCClient
+    private let telemetry: Telemetry
 
-    init(notifications: RPCClient) {
+    init(notifications: RPCClient, telemetry: Telemetry) {
         self.notifications = notifications
+        self.telemetry = telemetry
     }
 
     /// Live connections now.
@@ -58,8 +61,12 @@ final class LiveHub: EventApplier {
     func apply(stream: String, events: [DeliveredEvent]) async throws {
         for e in events where e.envelope.type == NotificationsEvents.notificationCreated {
             guard let n = try? e.envelope.decodePayload(NotificationsEvents.NotificationCreated.self).notification else { continue }
+            // The last hop of a traced message: handed to the user's live connections.
+            let span = telemetry.startProcessSpan(e.envelope, destination: "gateway.live", kind: .consumer)
             let targets = connections.withLock { Array(($0[n.userId] ?? [:]).values) }
             for c in targets { c.yield(.notification(n)) }
+            if span.isRecording { span.attributes["chronir.live.connections"] = targets.count }
+            span.end()
         }
     }
 
