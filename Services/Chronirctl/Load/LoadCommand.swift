@@ -58,6 +58,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a member waits after a fire before completing it.")
     var think = 200
 
+    @Option(help: "Share of the fires a member completes (0…1); the others are left uncompleted (0 measures the fire path alone).")
+    var completeShare = 1.0
+
     @Option(help: "Tier given to every user (free, plus, premium; 'keep' to leave it).")
     var tier = "premium"
 
@@ -74,8 +77,9 @@ struct LoadCommand: AsyncParsableCommand {
     var check = false
 
     func validate() throws {
-        guard users >= 1, alarms >= 1, window >= 1, (0...1).contains(groupShare), (0...1).contains(traceSample) else {
-            throw ValidationError("users, alarms and window must be ≥ 1; group-share and trace-sample in 0…1")
+        guard users >= 1, alarms >= 1, window >= 1, (0...1).contains(groupShare), (0...1).contains(traceSample),
+              (0...1).contains(completeShare) else {
+            throw ValidationError("users, alarms and window must be ≥ 1; group-share, trace-sample and complete-share in 0…1")
         }
         guard spike <= alarms, (spikeMinute ?? 0) < window else { throw ValidationError("spike ≤ alarms, spike-minute < window") }
         guard tier == "keep" || Tier(rawValue: tier) != nil else { throw ValidationError("tier is free, plus, premium or keep") }

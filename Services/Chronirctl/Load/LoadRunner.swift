@@ -157,7 +157,7 @@ final class LoadRunner: Sendable {
         let startDate = ISOTime.format(Calendar.utc.startOfDay(for: Date()))
         let created = Atomic<Int>(0)
         let lateCreated = Atomic<Int>(0)
-        let results = await concurrently(plan.alarms.count) { [http, tracker] k -> Bool in
+        let results = await concurrently(plan.alarms.count) { [http, tracker, share = options.completeShare] k -> Bool in
             let spec = plan.alarms[k]
             let due = windowStart.addingTimeInterval(Double(spec.minute) * 60)
             let hm = String(ISOTime.format(due).dropFirst(11).prefix(5))
@@ -174,7 +174,8 @@ final class LoadRunner: Sendable {
                 return true
             }
             let members = [users[spec.owner].uid] + ((j["sharedWith"] as? [String]) ?? [])
-            let completer = spec.group == nil ? members[0] : members.randomElement()!
+            let completes = share >= 1 || Double.random(in: 0..<1) < share
+            let completer = !completes ? nil : spec.group == nil ? members[0] : members.randomElement()!
             tracker.plan(.init(id: id, due: due, members: members, completer: completer))
             return true
         }

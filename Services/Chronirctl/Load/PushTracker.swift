@@ -11,11 +11,13 @@ final class PushTracker: Sendable {
         var id: String
         var due: Date
         var members: [String]
-        var completer: String
+        /// The member who completes the fire; nil when this fire is left uncompleted.
+        var completer: String?
     }
 
     struct State: Sendable {
         var alarms: [String: Planned] = [:]
+        var plannedCompletions = 0
         var expectedFires = 0
         var fires: [String: Int] = [:]
         var completionsStarted: [String: Date] = [:]
@@ -42,6 +44,7 @@ final class PushTracker: Sendable {
         state.withLock { s in
             s.alarms[p.id] = p
             s.expectedFires += p.members.count
+            if p.completer != nil { s.plannedCompletions += 1 }
         }
     }
 
@@ -102,6 +105,7 @@ final class PushTracker: Sendable {
     /// Counts so far.
     struct Tally: Sendable {
         var plannedAlarms: Int
+        var plannedCompletions: Int
         var expectedFires: Int
         var receivedFires: Int
         var duplicateFires: Int
@@ -121,13 +125,14 @@ final class PushTracker: Sendable {
                 && receivedCompletionPushes == expectedCompletionPushes
         }
 
-        /// Completions to wait for: one per planned alarm (its completer's fire arrives first).
-        var completionTarget: Int { plannedAlarms }
+        /// Completions to wait for: one per planned alarm that has a completer (whose fire
+        /// arrives first).
+        var completionTarget: Int { plannedCompletions }
     }
 
     var tally: Tally {
         state.withLock { s in
-            Tally(plannedAlarms: s.alarms.count, expectedFires: s.expectedFires, receivedFires: s.fires.count,
+            Tally(plannedAlarms: s.alarms.count, plannedCompletions: s.plannedCompletions, expectedFires: s.expectedFires, receivedFires: s.fires.count,
                   duplicateFires: s.fires.values.reduce(0) { $0 + max(0, $1 - 1) },
                   completions: s.completionsRecorded, completionsFailed: s.completionsFailed,
                   expectedCompletionPushes: s.expectedCompletionPushes, receivedCompletionPushes: s.completionPushes.count,
