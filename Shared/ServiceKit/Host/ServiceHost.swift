@@ -68,7 +68,14 @@ public enum ServiceHost {
         logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])
         try await withThrowingTaskGroup(of: Void.self) { pool in
             if let database {
-                pool.addTask { await database.client.run() }
+                // The pool's run() is entered before the first lease (else PostgresNIO warns).
+                let (entered, enter) = AsyncStream<Void>.makeStream()
+                pool.addTask {
+                    enter.finish()
+                    await database.client.run()
+                }
+                for await _ in entered {}
+                await Task.yield()
             }
             defer { pool.cancelAll() }
             if let signals {
