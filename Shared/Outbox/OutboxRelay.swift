@@ -89,7 +89,9 @@ public final class OutboxRelay: Service, Sendable {
             // numbers the oldest unnumbered rows, moves the head and returns them. The lock is
             // taken in a statement of its own so the numbering statement's snapshot, taken after
             // it, sees every row another relay numbered before letting go of the lock.
-            let last = try await Self.lockStream(stream, on: connection, logger: logger)
+            let last = try await RowLock.value("SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE",
+                                               creating: "INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING",
+                                               on: connection, logger: logger)
             let rows = try await connection.query("""
                 WITH pending AS (
                     SELECT id, envelope, row_number() OVER (ORDER BY id) AS n
@@ -113,14 +115,6 @@ public final class OutboxRelay: Service, Sendable {
         lastHead.store(last.seq, ordering: .relaxed)
         telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
         return events.count
-    }
-
-    /// Locks the stream's row (creating it the first time) and returns its last number.
-    static func lockStream(_ stream: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        let lock: PostgresQuery = "SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE"
-        if let last = try await connection.query(lock, logger: logger).first(Int64.self) { return last }
-        try await connection.query("INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING", logger: logger)
-        return try await connection.query(lock, logger: logger).first(Int64.self) ?? 0
     }
 
     private func heartbeat() async throws {

@@ -124,12 +124,11 @@ public final class PostgresEventApplier: EventApplier {
         afterCommit()
     }
 
-    /// Locks the stream's checkpoint row (creating it the first time) and returns it.
+    /// Locks the stream's checkpoint row (created the first time) and returns it.
     static func lockCheckpoint(_ stream: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        let lock: PostgresQuery = "SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE"
-        if let seq = try await connection.query(lock, logger: logger).first(Int64.self) { return seq }
-        try await connection.query("INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING", logger: logger)
-        return try await connection.query(lock, logger: logger).first(Int64.self) ?? 0
+        try await RowLock.value("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE",
+                                creating: "INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING",
+                                on: connection, logger: logger)
     }
 
     public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {
