@@ -92,7 +92,7 @@ public final class OutboxRelay: Service, Sendable {
             let last = try await RowLock.value("SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE",
                                                creating: "INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING",
                                                on: connection, logger: logger)
-            let rows = try await connection.query("""
+            let rows = try await connection.prepared("""
                 WITH pending AS (
                     SELECT id, envelope, row_number() OVER (ORDER BY id) AS n
                     FROM (SELECT id, envelope FROM outbox WHERE stream = \(stream) AND seq IS NULL ORDER BY id LIMIT \(limit)) oldest
@@ -107,7 +107,10 @@ public final class OutboxRelay: Service, Sendable {
                 SELECT seq, envelope FROM numbered ORDER BY seq
                 """, logger: logger)
             var out: [(seq: Int64, envelope: Data)] = []
-            for try await (seq, body) in rows.decode((Int64, String).self) { out.append((seq, Data(body.utf8))) }
+            for try await row in rows {
+                let (seq, body) = try row.decode((Int64, String).self)
+                out.append((seq, Data(body.utf8)))
+            }
             return out
         }
         guard let last = events.last else { return 0 }
@@ -118,7 +121,7 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     private func heartbeat() async throws {
-        let head = try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)").first(Int64.self) ?? 0
+        let head = try await database.prepared("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)").first(Int64.self) ?? 0
         lastHead.store(head, ordering: .relaxed)
         sink.heartbeat(stream: stream, head: head)
     }

@@ -49,7 +49,7 @@ public struct OutboxWriter: Sendable {
     /// Appends prepared envelopes in one statement.
     public func append(_ envelopes: [Envelope], on connection: PostgresConnection) async throws {
         guard !envelopes.isEmpty else { return }
-        try await connection.query("\(outboxInsert: rows(envelopes))", logger: telemetry.logger)
+        try await connection.prepared("\(outboxInsert: rows(envelopes))", logger: telemetry.logger)
     }
 
     /// Prepared envelopes as the rows of this writer's outbox, for a statement that inserts

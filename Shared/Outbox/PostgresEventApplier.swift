@@ -119,7 +119,7 @@ public final class PostgresEventApplier: EventApplier {
                     throw error
                 }
             }
-            try await connection.query("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
+            try await connection.prepared("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
         afterCommit()
     }

@@ -37,7 +37,7 @@ enum AlarmRow {
         )
     }
 
-    static func decodeAll(_ rows: PostgresRowSequence) async throws -> [Alarm] {
+    static func decodeAll<Rows: AsyncSequence>(_ rows: Rows) async throws -> [Alarm] where Rows.Element == PostgresRow {
         var out: [Alarm] = []
         for try await row in rows { out.append(try decode(row)) }
         return out

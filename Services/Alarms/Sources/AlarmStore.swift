@@ -14,24 +14,24 @@ struct AlarmStore: Sendable {
     // MARK: Alarms
 
     func load(_ id: String, on c: PostgresConnection) async throws -> Alarm? {
-        let rows = try await c.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)", logger: logger)
+        let rows = try await c.prepared("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)", logger: logger)
         return try await AlarmRow.decodeAll(rows).first
     }
 
     func load(_ id: String) async throws -> Alarm? {
-        try await AlarmRow.decodeAll(database.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)")).first
+        try await AlarmRow.decodeAll(database.prepared("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id)")).first
     }
 
     /// Loads and row-locks an alarm for the rest of the transaction.
     func lock(_ id: String, on c: PostgresConnection) async throws -> Alarm? {
-        let rows = try await c.query("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id) FOR UPDATE", logger: logger)
+        let rows = try await c.prepared("SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = \(id) FOR UPDATE", logger: logger)
         return try await AlarmRow.decodeAll(rows).first
     }
 
     /// Loads and row-locks an alarm with its owner's tier and the display name of `actor`: what
     /// marking an occurrence needs, in one round trip.
     func lockForMark(_ id: String, actor: String, on c: PostgresConnection) async throws -> (alarm: Alarm, ownerTier: Tier, actorName: String?)? {
-        let rows = try await c.query("""
+        let rows = try await c.prepared("""
             SELECT \(unescaped: AlarmRow.columns), (SELECT tier FROM user_tiers WHERE user_id = alarms.owner_id),
                 (SELECT display_name FROM users WHERE user_id = \(actor))
             FROM alarms WHERE id = \(id) FOR UPDATE OF alarms
@@ -46,8 +46,8 @@ struct AlarmStore: Sendable {
 
     /// The fingerprint of the body that created an alarm.
     func fingerprint(_ id: String, on c: PostgresConnection) async throws -> (owner: String, fingerprint: String)? {
-        let rows = try await c.query("SELECT owner_id, create_fingerprint FROM alarms WHERE id = \(id)", logger: logger)
-        for try await (o, f) in rows.decode((String, String).self) { return (o, f) }
+        let rows = try await c.prepared("SELECT owner_id, create_fingerprint FROM alarms WHERE id = \(id)", logger: logger)
+        for try await row in rows { return try row.decode((String, String).self) }
         return nil
     }
 
@@ -89,7 +89,7 @@ struct AlarmStore: Sendable {
     }
 
     func countActive(owner: String, excluding id: String? = nil, on c: PostgresConnection) async throws -> Int {
-        let rows = try await c.query("""
+        let rows = try await c.prepared("""
             SELECT count(*)::int FROM alarms WHERE owner_id = \(owner) AND is_active AND deleted_at IS NULL AND id <> \(id ?? "")
             """, logger: logger)
         return try await rows.first(Int.self) ?? 0
@@ -97,7 +97,7 @@ struct AlarmStore: Sendable {
 
     /// Creations by `owner` within the last `window` seconds and the oldest of them.
     func recentCreations(owner: String, window: Int, on c: PostgresConnection) async throws -> (count: Int, oldest: Date?) {
-        let rows = try await c.query("""
+        let rows = try await c.prepared("""
             SELECT count(*)::int, min(created_at) FROM alarms WHERE owner_id = \(owner) AND created_at > now() - make_interval(secs => \(window))
             """, logger: logger)
         for try await (n, oldest) in rows.decode((Int, Date?).self) { return (n, oldest) }
@@ -107,7 +107,7 @@ struct AlarmStore: Sendable {
     // MARK: Read models
 
     func tier(of user: String, on c: PostgresConnection) async throws -> Tier {
-        let rows = try await c.query("SELECT tier FROM user_tiers WHERE user_id = \(user)", logger: logger)
+        let rows = try await c.prepared("SELECT tier FROM user_tiers WHERE user_id = \(user)", logger: logger)
         return try await rows.first(String.self).flatMap(Tier.init(rawValue:)) ?? .free
     }
 
@@ -132,19 +132,19 @@ struct AlarmStore: Sendable {
     func bumpFeed(_ changes: [FeedChange], on c: PostgresConnection) async throws {
         let rows = FeedRows(changes)
         guard !rows.users.isEmpty else { return }
-        try await c.query("WITH \(feedBump: rows) SELECT 1", logger: logger)
+        try await c.prepared("WITH \(feedBump: rows) SELECT 1", logger: logger)
     }
 
     /// Writes events and the feed of a change in one statement (the feed last, as
     /// ``bumpFeed(_:on:)``).
     func record(events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
-        try await c.query("WITH events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed)) SELECT 1", logger: logger)
+        try await c.prepared("WITH events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed)) SELECT 1", logger: logger)
     }
 
     /// Writes what marking an occurrence changes on the alarm (dates, activity, version), its
     /// events and the feed, in one statement (the feed last, as ``bumpFeed(_:on:)``).
     func recordMark(_ n: Alarm, events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
-        try await c.query("""
+        try await c.prepared("""
             WITH marked AS (
                 UPDATE alarms SET last_completed_date = \(n.lastCompletedDate), next_fire_date = \(n.nextFireDate),
                     is_active = \(n.isActive), version = \(Int32(n.version)), updated_at = \(n.updatedAt)

@@ -59,7 +59,7 @@ struct CompletionHandlers: Sendable {
             let onTime = now.timeIntervalSince(occurrence) <= window
             let id = UUIDv7.string()
             // Nothing when this occurrence was already marked: a retried request gets the first answer.
-            let inserted = try await c.query("""
+            let inserted = try await c.prepared("""
                 INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
                 VALUES (\(id), \(a.id), \(actor), \(actorName), \(req.status), \(occurrence), \(now), \(req.note), \(onTime), \(now))
                 ON CONFLICT (alarm_id, scheduled_date) DO NOTHING

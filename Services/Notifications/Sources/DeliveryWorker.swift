@@ -63,7 +63,7 @@ final class DeliveryWorker: Service, Sendable {
     }
 
     func claim(limit: Int) async throws -> [Claimed] {
-        let rows = try await database.query("""
+        let rows = try await database.prepared("""
             UPDATE deliveries d SET next_attempt_at = now() + interval '60 seconds', attempts = d.attempts + 1
             FROM (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= now()
                   ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED) s

@@ -59,9 +59,10 @@ struct TimerStore: Sendable {
         var due: Int64
     }
 
-    static func decodePending(_ rows: PostgresRowSequence) async throws -> [Pending] {
+    static func decodePending<Rows: AsyncSequence>(_ rows: Rows) async throws -> [Pending] where Rows.Element == PostgresRow {
         var out: [Pending] = []
-        for try await (id, p, kind, due) in rows.decode((Int64, Int32, String, Date).self) {
+        for try await row in rows {
+            let (id, p, kind, due) = try row.decode((Int64, Int32, String, Date).self)
             out.append(Pending(id: id, partition: Int(p), kind: kind, due: Int64((due.timeIntervalSince1970 * 1000).rounded())))
         }
         return out
@@ -70,7 +71,7 @@ struct TimerStore: Sendable {
     /// Timers created after `afterID` in `partitions`, due before `until`.
     func newTimers(after afterID: Int64, partitions: [Int], until: Date) async throws -> [Pending] {
         let parts = partitions.map(Int32.init)
-        return try await Self.decodePending(database.query("""
+        return try await Self.decodePending(database.prepared("""
             SELECT id, partition, kind, due_at FROM timers WHERE id > \(afterID) AND partition = ANY(\(parts)::int[]) AND due_at < \(until)
             ORDER BY id LIMIT 100000
             """))
