@@ -94,18 +94,3 @@ public final class Database: Service, Sendable {
         }
     }
 }
-
-extension PostgresRowSequence {
-    /// Collects every row decoded as `T`.
-    public func all<T: PostgresDecodable>(_ type: T.Type) async throws -> [T] {
-        var out: [T] = []
-        for try await v in self.decode(T.self) { out.append(v) }
-        return out
-    }
-
-    /// The first row decoded as `T`, if any.
-    public func first<T: PostgresDecodable>(_ type: T.Type) async throws -> T? {
-        for try await v in self.decode(T.self) { return v }
-        return nil
-    }
-}

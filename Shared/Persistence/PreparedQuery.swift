@@ -73,18 +73,3 @@ extension Database {
         try await PreparedQuery.with(query) { try await client.execute($0, logger: logger) }
     }
 }
-
-extension AsyncThrowingMapSequence where Base == PostgresRowSequence, Transformed == PostgresRow {
-    /// Collects every row decoded as `T`.
-    public func all<T: PostgresDecodable>(_ type: T.Type) async throws -> [T] {
-        var out: [T] = []
-        for try await row in self { out.append(try row.decode(T.self)) }
-        return out
-    }
-
-    /// The first row decoded as `T`, if any.
-    public func first<T: PostgresDecodable>(_ type: T.Type) async throws -> T? {
-        for try await row in self { return try row.decode(T.self) }
-        return nil
-    }
-}
