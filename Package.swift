@@ -161,7 +161,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "ServiceKit", "Contracts", "Messaging", "Persistence",
+                "ServiceKit", "Contracts", "Messaging", "Persistence", "TimingWheel",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],

@@ -27,9 +27,9 @@ public struct OutboxWriter: Sendable {
     }
 
     /// Builds an envelope for `payload` with a publish span linked to the current trace.
-    public func envelope<P: Encodable>(_ type: String, _ payload: P, actor: String?, version: Int = 1,
+    /// `id`: the event id, when the caller recorded it beforehand (new by default).
+    public func envelope<P: Encodable>(_ type: String, _ payload: P, actor: String?, version: Int = 1, id: String = UUIDv7.string(),
                                        context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
-        let id = UUIDv7.string()
         var headers: [String: String] = [:]
         let span = telemetry.startPublishSpan(type: type, destination: stream, id: id, context: context, kind: .producer, headers: &headers)
         span.end()

@@ -19,21 +19,42 @@ struct SchedulerEventHandlers: Sendable {
         h.on(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed.self) { e, _, c in
             try await missed(e, on: c)
         }
+        h.on(SchedulerEvents.fireWithdrawn, SchedulerEvents.FireWithdrawn.self) { e, _, c in
+            try await withdrawn(e, on: c)
+        }
         return h
     }
 
-    /// Records when each alarm last rang (a later fire of an alarm wins; a deleted alarm or an
-    /// older fire changes nothing). The change reaches devices through the delta feed; no alarm
+    /// Records when each alarm last rang: its due instant, or when it fired if that was later
+    /// (a fire is announced ahead of its instant). A later fire of an alarm wins; a deleted
+    /// alarm or an older fire changes nothing. The change reaches devices through the delta feed; no alarm
     /// event follows (nothing downstream schedules by it).
     func fired(_ events: [SchedulerEvents.AlarmFired], on c: PostgresConnection) async throws {
         guard !events.isEmpty else { return }
         let rows = try await c.query("""
             UPDATE alarms a SET last_fired_date = x.f, version = a.version + 1, updated_at = now()
-            FROM (SELECT id, max(f) AS f FROM unnest(\(events.map(\.alarmId))::text[], \(events.map(\.firedAt))::timestamptz[]) AS t(id, f)
+            FROM (SELECT id, max(f) AS f FROM unnest(\(events.map(\.alarmId))::text[], \(events.map { max($0.dueAt, $0.firedAt) })::timestamptz[]) AS t(id, f)
                   GROUP BY id) x
             WHERE a.id = x.id AND a.deleted_at IS NULL AND (a.last_fired_date IS NULL OR a.last_fired_date < x.f)
             RETURNING a.id, a.owner_id, a.shared_with
             """, logger: store.logger)
+        try await bumpFeed(rows, on: c)
+    }
+
+    /// A fire announced ahead of its instant was withdrawn before it rang: `lastFiredDate`
+    /// goes back to the fire before it, if it still shows this one.
+    func withdrawn(_ e: SchedulerEvents.FireWithdrawn, on c: PostgresConnection) async throws {
+        guard e.kind != "pre" else { return }
+        let rows = try await c.query("""
+            UPDATE alarms SET last_fired_date = \(e.previousFiredAt), version = version + 1, updated_at = now()
+            WHERE id = \(e.alarmId) AND deleted_at IS NULL AND last_fired_date = \(e.dueAt)
+            RETURNING id, owner_id, shared_with
+            """, logger: store.logger)
+        try await bumpFeed(rows, on: c)
+    }
+
+    /// Moves the delta feed of the alarms in `rows` (id, owner, shared_with) that changed in place.
+    private func bumpFeed(_ rows: PostgresRowSequence, on c: PostgresConnection) async throws {
         var changes: [FeedChange] = []
         for try await (id, owner, shared) in rows.decode((String, String, [String]).self) {
             let members = Alarm.members(owner: owner, sharedWith: shared)

@@ -58,10 +58,12 @@ public enum GatewayService {
         parts.services.append(KeyLoader(verifier: verifier))
         parts.services.append(subscriber)
         parts.services.append(liveSubscriber)
+        parts.services.append(hub)
         let telemetry = runtime.telemetry
         parts.services.append(PeriodicService("live ping", every: try env.duration("CHRONIR_SSE_PING", .seconds(20)), logger: runtime.logger) {
             hub.ping()
             telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
+            telemetry.gauge("chronir_gateway_live_waiting").record(hub.waiting)
         })
         parts.services.append(app)
         parts.closers.append { await clients.close() }

@@ -1,13 +1,19 @@
 import Contracts
 import Foundation
 import Messaging
+import ServiceLifecycle
 import Synchronization
+import TimingWheel
 import Tracing
 
 /// The gateway's live connections (`GET /v1/me/events`) by user, fed by the notifications event
 /// stream. It follows the stream from its head at start (what happened before is read from the
 /// inbox on connect), detecting gaps and replaying like every consumer; held in memory.
-final class LiveHub: EventApplier {
+///
+/// A notification whose instant has not come (a fire announced ahead of its due instant) waits
+/// in a ``WaitingRoom`` and goes out at that instant; each user's notifications go out in id
+/// order. At start the hub loads what is already waiting, so a restart loses none of it.
+final class LiveHub: EventApplier, Service {
     /// What a connection receives.
     enum Item: Sendable {
         case notification(InboxNotification)
@@ -19,6 +25,17 @@ final class LiveHub: EventApplier {
     private let start = Mutex<Int64?>(nil)
     private let notifications: RPCClient
     private let telemetry: Telemetry
+    private let room = Mutex(WaitingRoom<Pending>(now: liveNow()))
+    private let due = WakeSignal()
+    /// Ids loaded from the waiting list at start: the stream may bring them again.
+    private let preloaded = Mutex<Set<Int64>>([])
+
+    /// A notification on its way out, with the event that brought it (for the trace).
+    struct Pending: Sendable {
+        var notification: InboxNotification
+        var envelope: Envelope?
+        var arrived: Int64
+    }
 
     init(notifications: RPCClient, telemetry: Telemetry) {
         self.notifications = notifications
@@ -51,22 +68,83 @@ final class LiveHub: EventApplier {
         for c in all { c.yield(.ping) }
     }
 
+    /// Notifications waiting for their instant.
+    var waiting: Int { room.withLock { $0.count } }
+
+    /// Releases waiting notifications at their instants.
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let now = liveNow()
+                self.send(self.room.withLock { $0.release(now: now) })
+                let next = self.room.withLock { $0.nextInstant } ?? (now + 1000)
+                await self.due.wait(timeout: .milliseconds(max(1, min(next - liveNow(), 1000))))
+            }
+        }
+    }
+
     func checkpoint(stream: String) async throws -> Int64 {
         if let s = start.withLock({ $0 }) { return s }
         let head = try await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)).head
+        // What is already waiting was published before the head: load it (the stream may bring
+        // some of it again; a repeat is dropped).
+        var after: Int64 = 0
+        var more = true
+        var loaded = 0
+        while more {
+            let page = try await notifications.call(NotificationsMethods.Waiting.self, .init(after: after, limit: 2_000), timeout: .seconds(10))
+            for n in page.notifications { arrive(n, envelope: nil, preloaded: true) }
+            loaded += page.notifications.count
+            after = page.notifications.last?.id ?? after
+            more = page.hasMore
+        }
+        if loaded > 0 { telemetry.logger.info("live stream: loaded notifications waiting for their instant", metadata: ["waiting": "\(loaded)"]) }
         start.withLock { $0 = head }
         return head
     }
 
     func apply(stream: String, events: [DeliveredEvent]) async throws {
-        for e in events where e.envelope.type == NotificationsEvents.notificationCreated {
-            guard let n = try? e.envelope.decodePayload(NotificationsEvents.NotificationCreated.self).notification else { continue }
-            // The last hop of a traced message: handed to the user's live connections.
-            let span = telemetry.startProcessSpan(e.envelope, destination: "gateway.live", kind: .consumer)
+        for e in events {
+            switch e.envelope.type {
+            case NotificationsEvents.notificationCreated:
+                guard let n = try? e.envelope.decodePayload(NotificationsEvents.NotificationCreated.self).notification else { continue }
+                if preloaded.withLock({ $0.remove(n.id) }) != nil { continue }
+                arrive(n, envelope: e.envelope, preloaded: false)
+            case NotificationsEvents.notificationWithdrawn:
+                guard let w = try? e.envelope.decodePayload(NotificationsEvents.NotificationWithdrawn.self) else { continue }
+                send(room.withLock { $0.withdraw(user: w.userId, ids: Set(w.ids), now: liveNow()) })
+            default:
+                continue
+            }
+        }
+    }
+
+    private func arrive(_ n: InboxNotification, envelope: Envelope?, preloaded isPreloaded: Bool) {
+        let now = liveNow()
+        let at = Int64((n.createdAt.timeIntervalSince1970 * 1000).rounded(.up))
+        let out = room.withLock { r in
+            if isPreloaded, r.isWaiting(n.id, user: n.userId) { return [Pending]() }
+            return r.arrive(id: n.id, user: n.userId, at: at, item: Pending(notification: n, envelope: envelope, arrived: now), now: now)
+        }
+        if isPreloaded { preloaded.withLock { _ = $0.insert(n.id) } }
+        send(out)
+        if at > now { due.signal() }
+    }
+
+    /// Hands notifications to their users' live connections: the last hop of a traced message.
+    private func send(_ items: [Pending]) {
+        guard !items.isEmpty else { return }
+        let now = liveNow()
+        for p in items {
+            let n = p.notification
+            let span = p.envelope.map { telemetry.startProcessSpan($0, destination: "gateway.live", kind: .consumer) }
             let targets = connections.withLock { Array(($0[n.userId] ?? [:]).values) }
             for c in targets { c.yield(.notification(n)) }
-            if span.isRecording { span.attributes["chronir.live.connections"] = targets.count }
-            span.end()
+            if let span, span.isRecording {
+                span.attributes["chronir.live.connections"] = targets.count
+                span.attributes["chronir.live.waited_ms"] = Int(now - p.arrived)
+            }
+            span?.end()
         }
     }
 
@@ -74,3 +152,6 @@ final class LiveHub: EventApplier {
 
     func skip(stream: String, to seq: Int64, reason: String) async throws {}
 }
+
+/// Wall-clock milliseconds (the instants notifications wait for are wall-clock times).
+private func liveNow() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }

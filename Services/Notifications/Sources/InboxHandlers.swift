@@ -16,6 +16,7 @@ struct InboxHandlers: Sendable {
             .init(head: try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self) ?? 0)
         }
         router.on(NotificationsMethods.Attempts.self) { req, _ in try await attempts(req) }
+        router.on(NotificationsMethods.Waiting.self) { req, _ in try await waiting(req) }
     }
 
     static let columns = "id, user_id, type, title, body, data::text, event_id, created_at, acked_at"
@@ -36,12 +37,30 @@ struct InboxHandlers: Sendable {
         guard (1...500).contains(limit) else { throw ServiceError(.validationFailed, "limit must be 1...500") }
         let since = req.since ?? 0
         guard since >= 0 else { throw ServiceError(.validationFailed, "since must be a cursor from an earlier answer") }
+        // An entry waiting for its instant ends the page, and what follows it waits too: a
+        // cursor never passes an entry the client has not been able to see.
+        let now = Date()
         var items = try await Self.decode(database.query("""
             SELECT \(unescaped: Self.columns) FROM inbox WHERE user_id = \(user) AND id > \(since) ORDER BY id LIMIT \(limit + 1)
             """))
+        var more = items.count > limit
+        if more { items.removeLast() }
+        if let waiting = items.firstIndex(where: { $0.createdAt > now }) {
+            items.removeSubrange(waiting...)
+            more = false
+        }
+        return .init(notifications: items, nextCursor: items.last?.id ?? since, hasMore: more)
+    }
+
+    /// Entries of every user still waiting for their instant (a live follower's start).
+    func waiting(_ req: NotificationsMethods.Waiting.Request) async throws -> NotificationsMethods.Waiting.Response {
+        let limit = min(max(req.limit, 1), 5_000)
+        var items = try await Self.decode(database.query("""
+            SELECT \(unescaped: Self.columns) FROM inbox WHERE created_at > now() AND id > \(req.after) ORDER BY id LIMIT \(limit + 1)
+            """))
         let more = items.count > limit
         if more { items.removeLast() }
-        return .init(notifications: items, nextCursor: items.last?.id ?? since, hasMore: more)
+        return .init(notifications: items, hasMore: more)
     }
 
     func ack(_ id: Int64, user: String) async throws -> InboxNotification {

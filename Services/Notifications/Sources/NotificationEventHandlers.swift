@@ -18,6 +18,9 @@ struct NotificationEventHandlers: Sendable {
         h.onBatch([SchedulerEvents.alarmFired, SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush]) { run, c in
             try await storeBatch(try run.map { ctx in (try Self.render(ctx.envelope), ctx) }, c)
         }
+        h.on(SchedulerEvents.fireWithdrawn, SchedulerEvents.FireWithdrawn.self) { e, ctx, c in
+            try await withdraw(e, ctx, c)
+        }
         return h
     }
 
@@ -82,21 +85,22 @@ struct NotificationEventHandlers: Sendable {
     /// their `notification-created` events, and one delivery per device of each recipient.
     func storeBatch(_ items: [(RenderedNotification, EventContext)], _ c: PostgresConnection) async throws {
         var users: [String] = [], events: [String] = [], types: [String] = [], titles: [String] = [], bodies: [String] = []
-        var datas: [String] = [], contents: [String] = []
+        var datas: [String] = [], contents: [String] = [], ats: [Date] = []
         for (n, ctx) in items {
             let data = String(decoding: try JSONCoding.encode(n.content.data), as: UTF8.self)
             let content = String(decoding: try JSONCoding.encode(n.content), as: UTF8.self)
             for user in Set(n.recipients).sorted() {
                 users.append(user); events.append(ctx.envelope.id); types.append(n.content.type); titles.append(n.content.title)
                 bodies.append(n.content.body); datas.append(data); contents.append(content)
+                ats.append(n.deliverAt ?? Date(timeIntervalSince1970: 0))
             }
         }
         guard !users.isEmpty else { return }
         let logger = items[0].1.logger
         let rows = try await c.query("""
-            INSERT INTO inbox (user_id, event_id, type, title, body, data)
-            SELECT u, e, t, ti, b, d::jsonb FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[], \(bodies)::text[],
-                \(datas)::text[]) WITH ORDINALITY AS x(u, e, t, ti, b, d, n)
+            INSERT INTO inbox (user_id, event_id, type, title, body, data, created_at)
+            SELECT u, e, t, ti, b, d::jsonb, greatest(now(), at) FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[],
+                \(bodies)::text[], \(datas)::text[], \(ats)::timestamptz[]) WITH ORDINALITY AS x(u, e, t, ti, b, d, at, n)
             ORDER BY n
             ON CONFLICT (event_id, user_id) DO NOTHING
             RETURNING id, user_id, event_id, created_at
@@ -117,25 +121,48 @@ struct NotificationEventHandlers: Sendable {
         // In the order of their ids, so the live stream sees them in the order of their cursors.
         inserted.sort { $0.id < $1.id }
         var envelopes: [Envelope] = []
-        var ids: [Int64] = [], dUsers: [String] = [], dEvents: [String] = [], dContents: [String] = []
+        var ids: [Int64] = [], dUsers: [String] = [], dEvents: [String] = [], dContents: [String] = [], dAts: [Date] = []
         for (id, i, created) in inserted {
             let item = InboxNotification(id: id, userId: users[i], type: types[i], title: titles[i], body: bodies[i],
                                          data: dataByEvent[events[i]] ?? [:], eventId: events[i], createdAt: created, ackedAt: nil)
             envelopes.append(try outbox.envelope(NotificationsEvents.notificationCreated, NotificationsEvents.NotificationCreated(notification: item),
                                                  actor: users[i], context: traceByEvent[events[i]] ?? .topLevel))
-            ids.append(id); dUsers.append(users[i]); dEvents.append(events[i]); dContents.append(contents[i])
+            ids.append(id); dUsers.append(users[i]); dEvents.append(events[i]); dContents.append(contents[i]); dAts.append(created)
         }
         try await outbox.append(envelopes, on: c)
         guard !ids.isEmpty else { return }
         let queued = try await c.query("""
-            INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content)
-            SELECT x.e, x.i, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, x.c::jsonb
-            FROM unnest(\(ids)::bigint[], \(dUsers)::text[], \(dEvents)::text[], \(dContents)::text[]) AS x(i, u, e, c)
+            INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content, next_attempt_at)
+            SELECT x.e, x.i, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, x.c::jsonb, x.at
+            FROM unnest(\(ids)::bigint[], \(dUsers)::text[], \(dEvents)::text[], \(dContents)::text[], \(dAts)::timestamptz[]) AS x(i, u, e, c, at)
             JOIN devices d ON d.user_id = x.u AND (d.token IS NOT NULL OR d.webhook_url IS NOT NULL)
             ON CONFLICT (event_id, device_id) DO NOTHING
             RETURNING 1
             """, logger: logger).all(Int32.self)
         if !queued.isEmpty { worker.wake() }
+    }
+
+    /// A fire withdrawn before its instant: the inbox rows still waiting for it go, with their
+    /// queued pushes; live followers are told. Rows already shown (their instant passed while
+    /// the withdrawal travelled) stay: the user has seen them.
+    func withdraw(_ e: SchedulerEvents.FireWithdrawn, _ ctx: EventContext, _ c: PostgresConnection) async throws {
+        let rows = try await c.query("""
+            WITH gone AS (DELETE FROM inbox WHERE event_id = \(e.eventId) AND created_at > now() RETURNING id, user_id),
+            dropped AS (
+                UPDATE deliveries d SET state = 'dropped', last_error = 'fire withdrawn', finished_at = now()
+                FROM gone WHERE d.inbox_id = gone.id AND d.state = 'pending'
+            )
+            SELECT id, user_id FROM gone ORDER BY user_id, id
+            """, logger: ctx.logger)
+        var byUser: [String: [Int64]] = [:]
+        for try await (id, user) in rows.decode((Int64, String).self) { byUser[user, default: []].append(id) }
+        var envelopes: [Envelope] = []
+        for (user, ids) in byUser.sorted(by: { $0.key < $1.key }) {
+            envelopes.append(try outbox.envelope(NotificationsEvents.notificationWithdrawn,
+                                                 NotificationsEvents.NotificationWithdrawn(userId: user, ids: ids), actor: user))
+        }
+        try await outbox.append(envelopes, on: c)
+        ctx.logger.info("notifications withdrawn with their fire", metadata: ["event": "\(e.eventId)", "rows": "\(byUser.values.map(\.count).reduce(0, +))"])
     }
 
     /// Stores the notification for every recipient and queues one delivery per device.

@@ -22,7 +22,7 @@ enum NotificationRenderer {
         }
         return RenderedNotification(recipients: e.alertMembers, content: PushContent(
             type: "alarm_fired", title: "Chronir: \(e.title)", body: body, data: data, urgent: true,
-            deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))
+            deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"), deliverAt: e.dueAt)
     }
 
     static func preAlarm(_ e: SchedulerEvents.PreAlarmDue) -> RenderedNotification {
@@ -30,7 +30,7 @@ enum NotificationRenderer {
             type: "pre_alarm", title: "Chronir", body: e.text,
             data: ["type": "pre_alarm", "alarmId": e.alarmId, "occurrenceAt": ISOTime.format(e.occurrenceAt),
                    "offsetMinutes": String(e.offsetMinutes), "deepLink": alarmLink(e.alarmId)],
-            urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "pre-\(e.alarmId)"))
+            urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "pre-\(e.alarmId)"), deliverAt: e.dueAt)
     }
 
     static func missed(_ e: SchedulerEvents.OccurrenceMissed) -> RenderedNotification {

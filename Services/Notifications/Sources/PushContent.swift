@@ -21,4 +21,7 @@ struct PushContent: Codable, Sendable, Equatable {
 struct RenderedNotification: Sendable {
     var recipients: [String]
     var content: PushContent
+    /// The instant it is for (a fire's or a warning's due instant): it waits, out of the inbox,
+    /// the live stream and the push queue, until then. Nil: now.
+    var deliverAt: Date? = nil
 }

@@ -167,7 +167,9 @@ final class FireEngine: Service, Sendable {
 
     private func schedule(_ timers: [TimerStore.Pending]) {
         guard !timers.isEmpty else { return }
-        wheel.withLock { w in for t in timers { w.schedule(key: WheelKey(id: t.id, partition: t.partition).raw, at: t.due) } }
+        wheel.withLock { w in
+            for t in timers { w.schedule(key: WheelKey(id: t.id, partition: t.partition).raw, at: t.due - config.lead(ofKind: t.kind)) }
+        }
         due.signal()
     }
 
@@ -206,8 +208,11 @@ final class FireEngine: Service, Sendable {
         let parts = Array(owned.withLock { $0.keys })
         guard !parts.isEmpty else { return }
         do {
-            let cutoff = Date(timeIntervalSince1970: Double(nowMilliseconds() - config.sweepLag.milliseconds) / 1000)
-            let overdue = try await store.timers(partitions: parts, from: nil, until: cutoff)
+            // Overdue means past the instant it should have fired at: its due instant less its lead.
+            let cutoff = nowMilliseconds() - config.sweepLag.milliseconds
+            let until = Date(timeIntervalSince1970: Double(cutoff + config.lead.milliseconds) / 1000)
+            let overdue = try await store.timers(partitions: parts, from: nil, until: until)
+                .filter { $0.due - config.lead(ofKind: $0.kind) < cutoff }
             guard !overdue.isEmpty else { return }
             telemetry.logger.info("sweeping overdue timers", metadata: ["timers": "\(overdue.count)"])
             let graceStart = nowMilliseconds() - config.grace.milliseconds

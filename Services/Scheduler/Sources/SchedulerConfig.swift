@@ -27,6 +27,10 @@ struct SchedulerConfig: Sendable {
     /// how far past due they must be (`CHRONIR_SWEEP_LAG`, 2 s).
     var sweep: Duration
     var sweepLag: Duration
+    /// How long before its due instant a fire, a warning or a re-fire is announced
+    /// (`CHRONIR_FIRE_LEAD`, 10 s; 0 announces at the instant). Notifications and the gateway
+    /// hold what they prepared until the instant; a change of the alarm in between withdraws it.
+    var lead: Duration
 
     init(environment e: ServiceEnvironment) throws {
         partitions = try e.int("CHRONIR_SCHEDULER_PARTITIONS", 256, in: 1...65_536)
@@ -41,10 +45,20 @@ struct SchedulerConfig: Sendable {
         concurrency = try e.int("CHRONIR_FIRE_CONCURRENCY", 2, in: 1...32)
         sweep = try e.duration("CHRONIR_SWEEP_INTERVAL", .seconds(5))
         sweepLag = try e.duration("CHRONIR_SWEEP_LAG", .seconds(2))
+        lead = try e.duration("CHRONIR_FIRE_LEAD", .seconds(10))
+        guard lead >= .zero, lead <= .seconds(300) else {
+            throw ServiceEnvironment.Invalid("CHRONIR_FIRE_LEAD must be between 0 and 300 seconds")
+        }
         guard leaseDuration > heartbeat * 2 else {
             throw ServiceEnvironment.Invalid("CHRONIR_LEASE_DURATION must be more than twice CHRONIR_LEASE_HEARTBEAT")
         }
     }
+}
+
+extension SchedulerConfig {
+    /// How early a timer of `kind` fires: missed checks fire at their instant (they look at
+    /// what happened by then); everything that rings is announced `lead` ahead.
+    func lead(ofKind kind: String) -> Int64 { kind == "missed" ? 0 : lead.milliseconds }
 }
 
 extension Duration {

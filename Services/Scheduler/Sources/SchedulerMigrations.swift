@@ -79,5 +79,8 @@ enum SchedulerMigrations {
             "ALTER TABLE alarms ADD COLUMN traceparent text",
         ]),
         OutboxSchema.payloadStatistics(4),
+        Migration(5, "fires remember the event that announced them, so a fire announced early can be withdrawn", [
+            "ALTER TABLE fires ADD COLUMN event_id text",
+        ]),
     ]
 }

@@ -8,7 +8,7 @@ import Tracing
 extension TimerStore {
     /// What one fire transaction did.
     struct FireResult: Sendable {
-        /// Fires recorded now, with their due times (ms), for lateness.
+        /// Fires recorded now, with the instants they were to fire at (due less lead, ms), for lateness.
         var fired: [(due: Int64, kind: String)] = []
         /// Timers found already fired or no longer pending (stale wheel entries, lost leases).
         var skipped = 0
@@ -60,16 +60,19 @@ extension TimerStore {
                     timeOfDay: try r[15].decode(String.self), traceparent: try r[16].decode(String?.self)))
             }
             due.sort { ($0.due, $0.id) < ($1.due, $1.id) }
+            // Each fire's event id is recorded with it, so a fire announced early can be withdrawn.
+            let eventIDs = due.map { _ in UUIDv7.string() }
             let now = Date()
             let t1 = ContinuousClock.now
             let inserted = try await c.query("""
-                INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance, outcome)
-                SELECT a, k, o, off, sn, d, \(now), p, ep, \(instance), oc
+                INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance,
+                                   outcome, event_id)
+                SELECT a, k, o, off, sn, d, \(now), p, ep, \(instance), oc, ev
                 FROM unnest(\(due.map(\.alarmId))::text[], \(due.map(\.kind))::text[], \(due.map(\.occurrence))::timestamptz[],
                             \(due.map { Int32($0.offset) })::int[], \(due.map { Int32($0.snoozes) })::int[], \(due.map(\.due))::timestamptz[],
                             \(due.map { Int32($0.partition) })::int[], \(due.map { owned[$0.partition] ?? 0 })::bigint[],
-                            \(due.map { missed.contains($0.id) ? "missed" : "fired" })::text[])
-                    AS x(a, k, o, off, sn, d, p, ep, oc)
+                            \(due.map { missed.contains($0.id) ? "missed" : "fired" })::text[], \(eventIDs)::text[])
+                    AS x(a, k, o, off, sn, d, p, ep, oc, ev)
                 ON CONFLICT DO NOTHING
                 RETURNING alarm_id, kind, occurrence_at, offset_minutes, snooze_count
                 """, logger: logger)
@@ -80,13 +83,15 @@ extension TimerStore {
             var envelopes: [Envelope] = []
             var result = FireResult()
             result.fenced = valid.count < parts.count
-            for r in due {
+            for (r, eventID) in zip(due, eventIDs) {
                 guard fresh.contains(Self.fireKey(r.alarmId, r.kind, r.occurrence, r.offset, r.snoozes)) else {
                     result.skipped += 1
                     continue
                 }
-                if let e = try envelope(for: r, missed: missed.contains(r.id), now: now) { envelopes.append(e) }
-                if !missed.contains(r.id) { result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()), r.kind)) }
+                if let e = try envelope(for: r, id: eventID, missed: missed.contains(r.id), now: now) { envelopes.append(e) }
+                if !missed.contains(r.id) {
+                    result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()) - config.lead(ofKind: r.kind), r.kind))
+                }
             }
             result.skipped += ids.count - due.count
             let t2 = ContinuousClock.now
@@ -125,7 +130,7 @@ extension TimerStore {
 
     /// The event announcing a fire (nil for a warning or re-fire that went stale), in a new
     /// trace (`scheduler <kind>`) linked to the trace of the change that scheduled it.
-    private func envelope(for r: Row, missed: Bool, now: Date) throws -> Envelope? {
+    private func envelope(for r: Row, id: String, missed: Bool, now: Date) throws -> Envelope? {
         let span = outbox.telemetry.startLinkedSpan("scheduler \(r.kind)", linkedTo: r.traceparent, kind: .producer)
         defer { span.end() }
         if span.isRecording {
@@ -133,23 +138,23 @@ extension TimerStore {
             span.attributes["chronir.occurrence"] = ISOTime.format(r.occurrence)
             span.attributes["chronir.lateness_ms"] = Int(now.timeIntervalSince(r.due) * 1000)
         }
-        return try ServiceContext.withValue(span.context) { try eventEnvelope(for: r, missed: missed, now: now) }
+        return try ServiceContext.withValue(span.context) { try eventEnvelope(for: r, id: id, missed: missed, now: now) }
     }
 
-    private func eventEnvelope(for r: Row, missed: Bool, now: Date) throws -> Envelope? {
+    private func eventEnvelope(for r: Row, id: String, missed: Bool, now: Date) throws -> Envelope? {
         switch (r.kind, missed) {
         case ("fire", true), ("missed", _):
             return try outbox.envelope(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed(
-                alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, members: r.members, detectedAt: now), actor: nil)
+                alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, members: r.members, detectedAt: now), actor: nil, id: id)
         case ("fire", false), ("snooze", false):
             return try outbox.envelope(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired(
                 alarmId: r.alarmId, title: r.title, ownerId: r.owner, occurrenceAt: r.occurrence, dueAt: r.due, firedAt: now,
-                members: r.members, alertMembers: r.alert, groupId: r.group, assignedTo: r.assignee, snoozeCount: r.snoozes), actor: nil)
+                members: r.members, alertMembers: r.alert, groupId: r.group, assignedTo: r.assignee, snoozeCount: r.snoozes), actor: nil, id: id)
         case ("pre", false):
             return try outbox.envelope(SchedulerEvents.preAlarmDue, SchedulerEvents.PreAlarmDue(
                 alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, offsetMinutes: r.offset,
                 text: PreAlarmText.text(title: r.title, offsetMinutes: r.offset, occurrence: r.occurrence, timezone: r.timezone),
-                members: r.members, dueAt: r.due, firedAt: now), actor: nil)
+                members: r.members, dueAt: r.due, firedAt: now), actor: nil, id: id)
         default:
             return nil  // a warning or re-fire past the grace window: recorded, not announced
         }

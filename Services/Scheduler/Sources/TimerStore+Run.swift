@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Messaging
+import Outbox
 import PostgresNIO
 
 extension TimerStore {
@@ -99,6 +100,9 @@ extension TimerStore {
                 WHERE t.alarm_id = x.id AND (x.a OR t.occurrence_at <> x.occ OR (t.kind = 'pre'
                     AND NOT (t.offset_minutes = ANY(ARRAY(SELECT e::int FROM jsonb_array_elements_text(x.offs::jsonb) AS j(e))))))
                 """, logger: logger)
+            // A statement of its own, after the delete: a fire transaction that held one of
+            // those timers has committed by now, and this snapshot sees its fire.
+            try await withdrawEarlyFires(gone, on: c)
         }
         if !timers.alarmIds.isEmpty {
             try await c.query("""
@@ -112,6 +116,35 @@ extension TimerStore {
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
+    }
+}
+
+extension TimerStore {
+    /// Fires announced ahead of their instant (the fire lead) that the alarm's new state no
+    /// longer wants: their fire rows go (a timer for the same occurrence may fire again later)
+    /// and `scheduler.fire-withdrawn` tells notifications to drop what it holds for them.
+    fileprivate func withdrawEarlyFires(_ gone: TimerReplacements, on c: PostgresConnection) async throws {
+        let rows = try await c.query("""
+            DELETE FROM fires f
+            USING unnest(\(gone.ids)::text[], \(gone.all)::boolean[], \(gone.occurrences)::timestamptz[], \(gone.offsets)::text[])
+                AS x(id, a, occ, offs)
+            WHERE f.alarm_id = x.id AND f.kind IN ('fire', 'pre', 'snooze') AND f.outcome = 'fired' AND f.event_id IS NOT NULL
+                AND f.due_at > clock_timestamp()
+                AND (x.a OR f.occurrence_at <> x.occ OR (f.kind = 'pre'
+                    AND NOT (f.offset_minutes = ANY(ARRAY(SELECT e::int FROM jsonb_array_elements_text(x.offs::jsonb) AS j(e))))))
+            RETURNING f.alarm_id, f.kind, f.occurrence_at, f.offset_minutes, f.snooze_count, f.due_at, f.event_id,
+                (SELECT max(greatest(p.due_at, p.fired_at)) FROM fires p WHERE p.alarm_id = f.alarm_id AND p.kind IN ('fire', 'snooze')
+                    AND p.outcome = 'fired' AND p.due_at <= clock_timestamp())
+            """, logger: logger)
+        var envelopes: [Envelope] = []
+        for try await (alarm, kind, occurrence, offset, snoozes, due, event, previous)
+            in rows.decode((String, String, Date, Int32, Int32, Date, String, Date?).self) {
+            logger.info("fire withdrawn before its instant", metadata: ["alarm": "\(alarm)", "kind": "\(kind)", "due": "\(ISOTime.format(due))"])
+            envelopes.append(try outbox.envelope(SchedulerEvents.fireWithdrawn, SchedulerEvents.FireWithdrawn(
+                alarmId: alarm, kind: kind, occurrenceAt: occurrence, offsetMinutes: Int(offset), snoozeCount: Int(snoozes), dueAt: due,
+                eventId: event, previousFiredAt: previous), actor: nil))
+        }
+        try await outbox.append(envelopes, on: c)
     }
 }
 
@@ -138,7 +171,7 @@ private struct ReadModelRows {
 
 /// Alarms whose timers are replaced: all of them go (`keeping` nil), or those of other
 /// occurrences and of warnings no longer wanted.
-private struct TimerReplacements {
+fileprivate struct TimerReplacements {
     var ids: [String] = [], all: [Bool] = [], occurrences: [Date] = [], offsets: [String] = []
 
     mutating func append(id: String, keeping occurrence: Date?, offsets o: [Int32]) {

@@ -10,6 +10,21 @@ public enum NotificationsEvents {
         public var notification: InboxNotification
         public init(notification: InboxNotification) { self.notification = notification }
     }
+
+    /// Notifications that were waiting for their instant were withdrawn (their fire was
+    /// withdrawn before it was due); live followers drop them if they still hold them.
+    public static let notificationWithdrawn = "notifications.notification-withdrawn"
+
+    /// Payload of ``notificationWithdrawn``.
+    public struct NotificationWithdrawn: Codable, Sendable, Equatable {
+        public var userId: String
+        /// Inbox ids, removed from the inbox.
+        public var ids: [Int64]
+        public init(userId: String, ids: [Int64]) {
+            self.userId = userId
+            self.ids = ids
+        }
+    }
 }
 
 /// One entry of a user's inbox (`GET /v1/me/notifications`), also what the live stream sends.
@@ -25,6 +40,8 @@ public struct InboxNotification: Codable, Sendable, Equatable {
     public var data: [String: String]
     /// The event this notification comes from.
     public var eventId: String
+    /// When the notification entered the inbox: for a fire or a warning, its due instant (a
+    /// fire announced ahead of time waits, out of the inbox and the live stream, until then).
     public var createdAt: Date
     public var ackedAt: Date?
 

@@ -38,6 +38,28 @@ public enum NotificationsMethods {
         public static let type = "notifications.ack"
     }
 
+    /// Inbox entries still waiting for their instant (all users, oldest id first): what a live
+    /// follower that starts at the stream's head must hold before it sees new events.
+    public struct Waiting: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var after: Int64
+            public var limit: Int
+            public init(after: Int64, limit: Int) {
+                self.after = after
+                self.limit = limit
+            }
+        }
+        public struct Response: Codable, Sendable {
+            public var notifications: [InboxNotification]
+            public var hasMore: Bool
+            public init(notifications: [InboxNotification], hasMore: Bool) {
+                self.notifications = notifications
+                self.hasMore = hasMore
+            }
+        }
+        public static let type = "notifications.waiting"
+    }
+
     /// The head of the `notifications` stream (where a live follower starts).
     public struct Head: RPCMethod {
         public typealias Request = Empty

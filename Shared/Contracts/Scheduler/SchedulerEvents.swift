@@ -11,6 +11,9 @@ public enum SchedulerEvents {
     public static let occurrenceMissed = "scheduler.occurrence-missed"
     /// A member completed a shared alarm: tell one other member.
     public static let completionPush = "scheduler.completion-push"
+    /// A fire announced ahead of its due instant (the fire lead) will not happen after all:
+    /// the alarm changed before it was due. Notifications drops what it holds for it.
+    public static let fireWithdrawn = "scheduler.fire-withdrawn"
 
     /// Payload of ``alarmFired``.
     public struct AlarmFired: Codable, Sendable, Equatable {
@@ -111,6 +114,35 @@ public enum SchedulerEvents {
             self.completedByName = completedByName
             self.recipient = recipient
             self.groupId = groupId
+        }
+    }
+
+    /// Payload of ``fireWithdrawn``.
+    public struct FireWithdrawn: Codable, Sendable, Equatable {
+        public var alarmId: String
+        /// `fire`, `pre` or `snooze`: the kind of timer that was announced early.
+        public var kind: String
+        public var occurrenceAt: Date
+        public var offsetMinutes: Int
+        public var snoozeCount: Int
+        /// When it would have rung.
+        public var dueAt: Date
+        /// The id of the event that announced it (`scheduler.alarm-fired` or `scheduler.pre-alarm-due`).
+        public var eventId: String
+        /// When the alarm last rang before this fire (nil: never); the alarms service puts
+        /// `lastFiredDate` back to it.
+        public var previousFiredAt: Date?
+
+        public init(alarmId: String, kind: String, occurrenceAt: Date, offsetMinutes: Int, snoozeCount: Int, dueAt: Date,
+                    eventId: String, previousFiredAt: Date?) {
+            self.alarmId = alarmId
+            self.kind = kind
+            self.occurrenceAt = occurrenceAt
+            self.offsetMinutes = offsetMinutes
+            self.snoozeCount = snoozeCount
+            self.dueAt = dueAt
+            self.eventId = eventId
+            self.previousFiredAt = previousFiredAt
         }
     }
 }
