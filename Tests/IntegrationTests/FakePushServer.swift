@@ -20,6 +20,7 @@ final class FakePushServer: Sendable {
         var headers: [String: String]
         var body: Data
         var status: Int
+        var at = Date()
         var json: [String: Any]? { try? JSONSerialization.jsonObject(with: body) as? [String: Any] }
     }
 

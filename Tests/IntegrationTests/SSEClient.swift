@@ -10,6 +10,8 @@ final class SSEClient: Sendable {
         var id: String?
         var event: String?
         var data: String
+        /// When the event's closing blank line arrived.
+        var receivedAt = Date.distantPast
     }
 
     let events = Mutex<[Event]>([])
@@ -33,7 +35,8 @@ final class SSEClient: Sendable {
                         pending = String(pending[pending.index(after: nl)...])
                         if line.isEmpty {
                             if !current.data.isEmpty || current.id != nil {
-                                let e = current
+                                var e = current
+                                e.receivedAt = Date()
                                 events.withLock { $0.append(e) }
                             }
                             current = Event(id: nil, event: nil, data: "")

@@ -1,0 +1,135 @@
+import Contracts
+import Foundation
+import Messaging
+import Support
+import Testing
+
+/// The fire lead (`CHRONIR_FIRE_LEAD`, 10 s by default): the scheduler announces a fire ahead
+/// of its instant, and notifications and the gateway hold it until then.
+extension NotificationsTests {
+    @Test("a fire announced ahead waits for its instant: not in the inbox, the live stream or the push queue before it; at it, everywhere once")
+    func announcedAhead() async throws {
+        try await withSuite { s, push in
+            let u = try await s.signup("Early")
+            try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/early"])
+            try await s.waitForDevices(u, count: 1)
+            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            defer { Task { await live.close() } }
+            #expect(await eventually { live.connected.withLock { $0 } })
+            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Ahead", "schedule": scheduleJSON("annual", day: 1)])
+            let id = try #require(created.json["id"]?.stringValue)
+
+            let due = try await s.dueIn(id, seconds: 6)
+            #expect(await eventually(timeout: .seconds(5)) { (try? await s.firedAt(id)) != nil }, "the fire was not announced ahead")
+            let fired = try #require(try await s.firedAt(id))
+            #expect(fired < due, "fired \(fired) for \(due)")
+            // Notifications has it, waiting: its inbox row carries the instant.
+            #expect(await eventually(timeout: .seconds(4)) {
+                let at = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                    try await $0.query("SELECT created_at FROM inbox WHERE user_id = \(u.uid)").first(Date.self)
+                }
+                return at.map { abs($0.timeIntervalSince(due)) < 0.002 } ?? false
+            })
+            let early = Date()
+            #expect(early < due.addingTimeInterval(-0.5), "too slow to look before the instant")
+            let inbox = try await s.request(.GET, "/v1/me/notifications", token: u.token)
+            #expect(inbox.json["notifications"]?.arrayValue?.isEmpty == true, "\(inbox.text)")
+            #expect(live.ids.isEmpty)
+            #expect(push.requests("webhook").isEmpty)
+
+            #expect(await eventually(timeout: .seconds(15)) { live.ids.count == 1 && push.requests("webhook").count == 1 })
+            let arrived = try #require(live.events.withLock { $0.first?.receivedAt })
+            #expect(arrived >= due, "live \(arrived) before \(due)")
+            #expect(arrived < due.addingTimeInterval(2), "live \(arrived) long after \(due)")
+            let hook = try #require(push.requests("webhook").first)
+            #expect(hook.at >= due, "webhook \(hook.at) before \(due)")
+            let after = try await s.request(.GET, "/v1/me/notifications", token: u.token)
+            #expect(after.json["notifications"]?.arrayValue?.count == 1)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(live.ids.count == 1)
+        }
+    }
+
+    @Test("a fire announced ahead and then deleted before its instant never rings: withdrawn from inbox, live stream and push queue")
+    func withdrawnBeforeInstant() async throws {
+        try await withSuite { s, push in
+            let u = try await s.signup("Changed")
+            try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/changed"])
+            try await s.waitForDevices(u, count: 1)
+            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            defer { Task { await live.close() } }
+            #expect(await eventually { live.connected.withLock { $0 } })
+            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Gone", "schedule": scheduleJSON("annual", day: 1)])
+            let id = try #require(created.json["id"]?.stringValue)
+            let kept = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Kept", "schedule": scheduleJSON("annual", day: 1)])
+            let keptID = try #require(kept.json["id"]?.stringValue)
+
+            let due = try await s.dueIn(id, seconds: 9)
+            #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 }, "the fire did not reach notifications ahead of its instant")
+            // A notification of the same user that is due now waits behind the waiting one
+            // (each user's stream is in id order)…
+            _ = try await s.dueIn(keptID, seconds: 0)
+            #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 2 })
+            try await Task.sleep(for: .seconds(1))
+            #expect(live.ids.isEmpty, "\(live.ids)")
+            // …and goes out as soon as the one in front is withdrawn.
+            #expect(Date() < due.addingTimeInterval(-3), "too slow to withdraw before the instant")
+            #expect(try await s.request(.DELETE, "/v1/alarms/\(id)", token: u.token).status == 204)
+
+            #expect(await eventually(timeout: .seconds(5)) { live.ids.count == 1 }, "\(live.ids)")
+            try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow) + 1.5))
+            let titles = live.events.withLock { $0.compactMap { e in
+                (try? JSONSerialization.jsonObject(with: Data(e.data.utf8)) as? [String: Any])?["title"] as? String
+            } }
+            #expect(titles == ["Chronir: Kept"])
+            #expect(push.requests("webhook").count == 1)
+            #expect((push.requests("webhook").first?.json?["data"] as? [String: Any])?["alarmId"] as? String == keptID)
+            let inbox = try await s.request(.GET, "/v1/me/notifications", token: u.token)
+            #expect(inbox.json["notifications"]?.arrayValue?.map { $0["data"]?["alarmId"]?.stringValue } == [keptID])
+            #expect(try await s.firedAt(id) == nil, "the withdrawn fire's record stays")
+            let dropped = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+                try await $0.query("SELECT count(*)::int FROM deliveries WHERE state = 'dropped' AND last_error = 'fire withdrawn'").first(Int.self)
+            }
+            #expect(dropped == 1)
+            let types = try await s.checkPublishedEvents(["scheduler", "notifications"])
+            #expect(types.contains(SchedulerEvents.fireWithdrawn))
+            #expect(types.contains(NotificationsEvents.notificationWithdrawn))
+        }
+    }
+}
+
+extension TestSuite {
+    /// Moves the alarm's fire timer to `seconds` from now (a new row, which the wheel's loader
+    /// picks up); returns that instant as the database stored it.
+    func dueIn(_ alarmId: String, seconds: Int) async throws -> Date {
+        let ok = await eventually(timeout: .seconds(10)) {
+            let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
+                try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Int.self)
+            }
+            return n == 1
+        }
+        if !ok { throw TestSetupError("the scheduler has no fire timer for \(alarmId)") }
+        return try await withDatabase(url: databaseURL, schema: "scheduler") { db in
+            try await db.query("""
+                WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
+                INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
+                SELECT partition, alarm_id, kind, occurrence_at, date_trunc('milliseconds', now()) + make_interval(secs => \(seconds)),
+                    offset_minutes, snooze_count FROM old
+                RETURNING due_at
+                """).first(Date.self) ?? Date()
+        }
+    }
+
+    /// When the scheduler recorded the alarm's fire, once it has.
+    func firedAt(_ alarmId: String) async throws -> Date? {
+        try await withDatabase(url: databaseURL, schema: "scheduler") {
+            try await $0.query("SELECT fired_at FROM fires WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Date.self)
+        }
+    }
+
+    func inboxCount(_ user: TestUser) async -> Int? {
+        try? await withDatabase(url: databaseURL, schema: "notifications") {
+            try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid)").first(Int.self)
+        }
+    }
+}
