@@ -72,7 +72,8 @@ struct FailoverTests {
 
     @Test("a replica paused past its lease and then continued cannot record a fire")
     func pausedReplicaIsFenced() async throws {
-        try await withCluster("sched-stop", replicas: 2, environment: ["CHRONIR_LEASE_DURATION": "6s"]) { cluster in
+        // Fires at their instant (no lead): the pauses below are timed around it.
+        try await withCluster("sched-stop", replicas: 2, environment: ["CHRONIR_LEASE_DURATION": "6s", "CHRONIR_FIRE_LEAD": "0s"]) { cluster in
             let a = try cluster.startReplica(0)
             #expect(await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
                 (try? await cluster.owners())?["replica-0"] == 256
