@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Messaging
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 import TimingWheel
@@ -16,7 +17,9 @@ import Tracing
 final class LiveHub: EventApplier, Service {
     /// What a connection receives.
     enum Item: Sendable {
-        case notification(InboxNotification)
+        /// Notifications of the connection's user, in id order, as ready-made SSE frames (encoded
+        /// when they arrived, so a burst released at one instant costs only the writes).
+        case notifications([Frame])
         case ping
     }
 
@@ -30,9 +33,16 @@ final class LiveHub: EventApplier, Service {
     /// Ids loaded from the waiting list at start: the stream may bring them again.
     private let preloaded = Mutex<Set<Int64>>([])
 
+    /// One notification's SSE frame.
+    struct Frame: Sendable {
+        var id: Int64
+        var bytes: ByteBuffer
+    }
+
     /// A notification on its way out, with the event that brought it (for the trace).
     struct Pending: Sendable {
         var notification: InboxNotification
+        var frame: Frame
         var envelope: Envelope?
         var arrived: Int64
     }
@@ -122,29 +132,44 @@ final class LiveHub: EventApplier, Service {
     private func arrive(_ n: InboxNotification, envelope: Envelope?, preloaded isPreloaded: Bool) {
         let now = liveNow()
         let at = Int64((n.createdAt.timeIntervalSince1970 * 1000).rounded(.up))
+        guard let bytes = try? NotificationRoutes.frame(n) else { return }
+        let pending = Pending(notification: n, frame: Frame(id: n.id, bytes: bytes), envelope: envelope, arrived: now)
         let out = room.withLock { r in
             if isPreloaded, r.isWaiting(n.id, user: n.userId) { return [Pending]() }
-            return r.arrive(id: n.id, user: n.userId, at: at, item: Pending(notification: n, envelope: envelope, arrived: now), now: now)
+            return r.arrive(id: n.id, user: n.userId, at: at, item: pending, now: now)
         }
         if isPreloaded { preloaded.withLock { _ = $0.insert(n.id) } }
         send(out)
         if at > now { due.signal() }
     }
 
-    /// Hands notifications to their users' live connections: the last hop of a traced message.
+    /// Hands notifications to their users' live connections, one hand-off per user however many
+    /// there are: the last hop of a traced message.
     private func send(_ items: [Pending]) {
         guard !items.isEmpty else { return }
         let now = liveNow()
+        var order: [String] = []
+        var byUser: [String: [Frame]] = [:]
         for p in items {
-            let n = p.notification
-            let span = p.envelope.map { telemetry.startProcessSpan($0, destination: "gateway.live", kind: .consumer) }
-            let targets = connections.withLock { Array(($0[n.userId] ?? [:]).values) }
-            for c in targets { c.yield(.notification(n)) }
-            if let span, span.isRecording {
-                span.attributes["chronir.live.connections"] = targets.count
+            let user = p.notification.userId
+            if byUser[user] == nil { order.append(user) }
+            byUser[user, default: []].append(p.frame)
+        }
+        var reached: [String: Int] = [:]
+        for user in order {
+            let targets = connections.withLock { Array(($0[user] ?? [:]).values) }
+            let frames = byUser[user]!
+            for c in targets { c.yield(.notifications(frames)) }
+            reached[user] = targets.count
+        }
+        for p in items {
+            guard let envelope = p.envelope else { continue }
+            let span = telemetry.startProcessSpan(envelope, destination: "gateway.live", kind: .consumer)
+            if span.isRecording {
+                span.attributes["chronir.live.connections"] = reached[p.notification.userId] ?? 0
                 span.attributes["chronir.live.waited_ms"] = Int(now - p.arrived)
             }
-            span?.end()
+            span.end()
         }
     }
 

@@ -69,10 +69,14 @@ enum NotificationRoutes {
             }
             for await item in stream {
                 switch item {
-                case .notification(let n):
-                    if last != Int64.max, n.id <= last { continue }
-                    try await writer.write(try frame(n))
-                    last = n.id
+                case .notifications(let frames):
+                    var out = ByteBuffer()
+                    for f in frames where last == Int64.max || f.id > last {
+                        var bytes = f.bytes
+                        out.writeBuffer(&bytes)
+                        last = f.id
+                    }
+                    if out.readableBytes > 0 { try await writer.write(out) }
                 case .ping:
                     try await writer.write(ByteBuffer(string: ": ping\n\n"))
                 }
