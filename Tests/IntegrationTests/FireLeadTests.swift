@@ -96,6 +96,35 @@ extension NotificationsTests {
             #expect(types.contains(NotificationsEvents.notificationWithdrawn))
         }
     }
+
+    @Test("a gateway restarted while a fire waits for its instant still streams it live at the instant")
+    func gatewayRestartKeepsWaiting() async throws {
+        try await withSuite { s, _ in
+            let u = try await s.signup("Restart")
+            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Across", "schedule": scheduleJSON("annual", day: 1)])
+            let id = try #require(created.json["id"]?.stringValue)
+            let due = try await s.dueIn(id, seconds: 9)
+            #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 })
+            try await Task.sleep(for: .milliseconds(500))  // the old gateway holds it too
+
+            let gateway = try #require(s.running.withLock { $0.first { $0.name == "gateway" } })
+            await gateway.stop()
+            s.running.withLock { $0.removeAll { $0.name == "gateway" } }
+            s.gatewayPort.withLock { $0 = nil }
+            try s.startGateway()
+            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            defer { Task { await live.close() } }
+            #expect(await eventually { live.connected.withLock { $0 } })
+            #expect(Date() < due, "too slow to restart before the instant")
+            #expect(live.ids.isEmpty)
+
+            #expect(await eventually(timeout: .seconds(15)) { live.ids.count == 1 }, "the restarted gateway lost the waiting fire")
+            let arrived = try #require(live.events.withLock { $0.first?.receivedAt })
+            #expect(arrived >= due, "live \(arrived) before \(due)")
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(live.ids.count == 1)
+        }
+    }
 }
 
 extension TestSuite {

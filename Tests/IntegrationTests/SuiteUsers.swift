@@ -21,6 +21,11 @@ extension TestSuite {
         try start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
         try start("alarms", migrations: AlarmsService.migrations,
                   extra: alarmsExtra.merging(["CHRONIR_ALARM_CREATIONS_PER_MINUTE": String(creationsPerMinute)]) { $1 }, build: AlarmsService.build)
+        try startGateway()
+    }
+
+    /// Starts the gateway (its port is known once it listens: ``gatewayURL()``).
+    func startGateway() throws {
         try start("gateway", migrations: nil) { runtime, _, _ in
             try GatewayService.build(runtime: runtime) { port in self.gatewayPort.withLock { $0 = port } }
         }
