@@ -69,6 +69,9 @@ teardown() {
     if [ $rc -ne 0 ]; then
         echo "--- container states and last logs ---" >&2
         podman ps -a --format '{{.Names}} {{.Status}}' >&2 || true
+        podman stats --no-stream --format '{{.Name}} cpu {{.CPUPerc}} mem {{.MemUsage}}' >&2 2>&1 || true
+        podman exec "${PROJECT}_postgres_1" psql -U chronir -d chronir -c \
+            "SELECT usename, state, wait_event_type, wait_event, count(*) FROM pg_stat_activity GROUP BY 1, 2, 3, 4 ORDER BY 1" >&2 2>&1 || true
         for c in $(podman ps -a --format '{{.Names}}' | grep "^${PROJECT}_" || true); do
             echo "--- $c" >&2
             podman logs --tail 15 "$c" >&2 2>&1 || true

@@ -99,13 +99,22 @@ final class LoadRunner: Sendable {
         try await ServiceCall.with(.accounts) { accounts in
             try await ServiceCall.with(.alarms) { alarms in
                 _ = await concurrently(users.count) { i -> Bool in
-                    do {
-                        _ = try await accounts.call(AccountsMethods.SetTier.self, .init(userId: users[i].uid, tier: level))
-                        _ = try await alarms.call(AlarmsMethods.SetTier.self, .init(userId: users[i].uid, tier: level.rawValue))
-                        return true
-                    } catch {
-                        failed.withLock { $0.count += 1; $0.first = $0.first ?? "\(error)" }
-                        return false
+                    // Setting a tier is idempotent: a call that timed out (a service briefly
+                    // unable to reach its database, as while containers come and go) is retried.
+                    var attempt = 0
+                    while true {
+                        do {
+                            _ = try await accounts.call(AccountsMethods.SetTier.self, .init(userId: users[i].uid, tier: level))
+                            _ = try await alarms.call(AlarmsMethods.SetTier.self, .init(userId: users[i].uid, tier: level.rawValue))
+                            return true
+                        } catch {
+                            attempt += 1
+                            guard attempt < 4 else {
+                                failed.withLock { $0.count += 1; $0.first = $0.first ?? "\(error)" }
+                                return false
+                            }
+                            try? await Task.sleep(for: .seconds(attempt))
+                        }
                     }
                 }
             }
