@@ -7,17 +7,28 @@ import Testing
 /// The fire lead (`CHRONIR_FIRE_LEAD`, 10 s by default): the scheduler announces a fire ahead
 /// of its instant, and notifications and the gateway hold it until then.
 extension NotificationsTests {
+    /// A user with a webhook device and a connected live stream.
+    func listeningUser(_ s: TestSuite, _ push: FakePushServer, _ name: String) async throws -> (TestUser, SSEClient) {
+        let u = try await s.signup(name)
+        try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/\(name.lowercased())"])
+        try await s.waitForDevices(u, count: 1)
+        let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+        #expect(await eventually { live.connected.withLock { $0 } })
+        return (u, live)
+    }
+
+    /// A yearly alarm of `u` (its fire timer is far ahead until a test moves it).
+    func annualAlarm(_ s: TestSuite, _ u: TestUser, _ title: String) async throws -> String {
+        let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": title, "schedule": scheduleJSON("annual", day: 1)])
+        return try #require(created.json["id"]?.stringValue, "\(created.text)")
+    }
+
     @Test("a fire announced ahead waits for its instant: not in the inbox, the live stream or the push queue before it; at it, everywhere once")
     func announcedAhead() async throws {
         try await withSuite { s, push in
-            let u = try await s.signup("Early")
-            try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/early"])
-            try await s.waitForDevices(u, count: 1)
-            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            let (u, live) = try await listeningUser(s, push, "Early")
             defer { Task { await live.close() } }
-            #expect(await eventually { live.connected.withLock { $0 } })
-            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Ahead", "schedule": scheduleJSON("annual", day: 1)])
-            let id = try #require(created.json["id"]?.stringValue)
+            let id = try await annualAlarm(s, u, "Ahead")
 
             let due = try await s.dueIn(id, seconds: 6)
             #expect(await eventually(timeout: .seconds(5)) { (try? await s.firedAt(id)) != nil }, "the fire was not announced ahead")
@@ -53,16 +64,10 @@ extension NotificationsTests {
     @Test("a fire announced ahead and then deleted before its instant never rings: withdrawn from inbox, live stream and push queue")
     func withdrawnBeforeInstant() async throws {
         try await withSuite { s, push in
-            let u = try await s.signup("Changed")
-            try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/changed"])
-            try await s.waitForDevices(u, count: 1)
-            let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+            let (u, live) = try await listeningUser(s, push, "Changed")
             defer { Task { await live.close() } }
-            #expect(await eventually { live.connected.withLock { $0 } })
-            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Gone", "schedule": scheduleJSON("annual", day: 1)])
-            let id = try #require(created.json["id"]?.stringValue)
-            let kept = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Kept", "schedule": scheduleJSON("annual", day: 1)])
-            let keptID = try #require(kept.json["id"]?.stringValue)
+            let id = try await annualAlarm(s, u, "Gone")
+            let keptID = try await annualAlarm(s, u, "Kept")
 
             let due = try await s.dueIn(id, seconds: 9)
             #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 }, "the fire did not reach notifications ahead of its instant")
@@ -101,8 +106,7 @@ extension NotificationsTests {
     func gatewayRestartKeepsWaiting() async throws {
         try await withSuite { s, _ in
             let u = try await s.signup("Restart")
-            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Across", "schedule": scheduleJSON("annual", day: 1)])
-            let id = try #require(created.json["id"]?.stringValue)
+            let id = try await annualAlarm(s, u, "Across")
             let due = try await s.dueIn(id, seconds: 9)
             #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 })
             try await Task.sleep(for: .milliseconds(500))  // the old gateway holds it too
@@ -131,13 +135,7 @@ extension TestSuite {
     /// Moves the alarm's fire timer to `seconds` from now (a new row, which the wheel's loader
     /// picks up); returns that instant as the database stored it.
     func dueIn(_ alarmId: String, seconds: Int) async throws -> Date {
-        let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
-                try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Int.self)
-            }
-            return n == 1
-        }
-        if !ok { throw TestSetupError("the scheduler has no fire timer for \(alarmId)") }
+        try await awaitFireTimer(alarmId)
         return try await withDatabase(url: databaseURL, schema: "scheduler") { db in
             try await db.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)

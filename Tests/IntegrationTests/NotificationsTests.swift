@@ -263,8 +263,8 @@ extension TestSuite {
         if !ok { throw TestSetupError("notifications did not learn the devices") }
     }
 
-    /// Makes the pending occurrence of `alarmId` due now in the scheduler.
-    func fireAgain(_ alarmId: String) async throws {
+    /// Waits until the scheduler holds the fire timer of `alarmId`'s pending occurrence.
+    func awaitFireTimer(_ alarmId: String) async throws {
         let ok = await eventually(timeout: .seconds(10)) {
             let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
                 try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Int.self)
@@ -272,6 +272,11 @@ extension TestSuite {
             return n == 1
         }
         if !ok { throw TestSetupError("the scheduler has no fire timer for \(alarmId)") }
+    }
+
+    /// Makes the pending occurrence of `alarmId` due now in the scheduler.
+    func fireAgain(_ alarmId: String) async throws {
+        try await awaitFireTimer(alarmId)
         try await withDatabase(url: databaseURL, schema: "scheduler") {
             try await $0.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
