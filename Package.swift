@@ -180,6 +180,7 @@ let package = Package(
             dependencies: [
                 "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Services/Alarms/Sources",
             swiftSettings: swiftSettings
@@ -295,7 +296,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Support", "ServiceKit", "Messaging", "Persistence", "Contracts", "AccountsService", "GatewayService",
+                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "AccountsService", "GatewayService",
                 "AlarmsService", "SchedulerService", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -21,6 +21,7 @@ rm -rf "$out" && mkdir -p "$out/traces"
 export CHRONIR_BUILD_CONFIG=release CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
 export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 scripts/run.sh > "$out/suite.log" 2>&1 &
 suite=$!
 trap 'kill -TERM $suite 2>/dev/null; wait $suite 2>/dev/null || true' EXIT

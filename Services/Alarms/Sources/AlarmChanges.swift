@@ -3,6 +3,7 @@ import Foundation
 import Messaging
 import Outbox
 import PostgresNIO
+import Tracing
 
 /// What every write of an alarm does besides the row: the delta feed and the events.
 struct AlarmChanges: Sendable {
@@ -41,26 +42,27 @@ struct AlarmChanges: Sendable {
                                feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
-    /// Records a completion or skip the caller has inserted, with the owner's tier it read: the
-    /// alarm's changed columns, both events and the feed in one statement.
-    func recordMark(before: Alarm, after: Alarm, marked completion: Completion, ownerTier: Tier, actor: String?,
-                    on c: PostgresConnection) async throws {
-        let events = outbox.rows([try changed(after, ownerTier: ownerTier, actor: actor),
-                                  try marked(completion, alarm: after, ownerTier: ownerTier, actor: actor)])
-        try await store.recordMark(after, events: events, feed: [Self.feedChange(before: before, after: after)], on: c)
+    /// The event of a completion or skip, in the trace of the request that made it. It carries
+    /// the alarm's new state (version included), which consumers apply as they would an
+    /// `alarm-upserted`, so a mark is one event, not two (a burst of completions is half the
+    /// events to number, send and apply).
+    func markEvent(after: Alarm, marked completion: Completion, ownerTier: Tier, actor: String?,
+                   context: ServiceContext) throws -> Envelope {
+        try marked(completion, alarm: after, ownerTier: ownerTier, actor: actor, context: context)
     }
 
-    private static func feedChange(before: Alarm?, after: Alarm) -> FeedChange {
+    static func feedChange(before: Alarm?, after: Alarm) -> FeedChange {
         let deleted = after.deletedAt != nil
         return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
-    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
+    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
         try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted,
-                            Self.state(a, ownerTier: ownerTier), actor: actor)
+                            Self.state(a, ownerTier: ownerTier), actor: actor, context: context)
     }
 
-    private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
+    private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?,
+                        context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
         let type: String
         switch completion.status {
         case "completed": type = AlarmsEvents.alarmCompleted
@@ -72,6 +74,6 @@ struct AlarmChanges: Sendable {
             scheduledDate: completion.scheduledDate, completedAt: completion.completedAt,
             userId: completion.userId, userDisplayName: completion.userDisplayName
         )
-        return try outbox.envelope(type, payload, actor: actor)
+        return try outbox.envelope(type, payload, actor: actor, context: context)
     }
 }

@@ -28,22 +28,6 @@ struct AlarmStore: Sendable {
         return try await AlarmRow.decodeAll(rows).first
     }
 
-    /// Loads and row-locks an alarm with its owner's tier and the display name of `actor`: what
-    /// marking an occurrence needs, in one round trip.
-    func lockForMark(_ id: String, actor: String, on c: PostgresConnection) async throws -> (alarm: Alarm, ownerTier: Tier, actorName: String?)? {
-        let rows = try await c.prepared("""
-            SELECT \(unescaped: AlarmRow.columns), (SELECT tier FROM user_tiers WHERE user_id = alarms.owner_id),
-                (SELECT display_name FROM users WHERE user_id = \(actor))
-            FROM alarms WHERE id = \(id) FOR UPDATE OF alarms
-            """, logger: logger)
-        for try await row in rows {
-            let r = row.makeRandomAccess()
-            let tier = try r[AlarmRow.count].decode(String?.self).flatMap(Tier.init(rawValue:)) ?? .free
-            return (try AlarmRow.decode(row), tier, try r[AlarmRow.count + 1].decode(String?.self))
-        }
-        return nil
-    }
-
     /// The fingerprint of the body that created an alarm.
     func fingerprint(_ id: String, on c: PostgresConnection) async throws -> (owner: String, fingerprint: String)? {
         let rows = try await c.prepared("SELECT owner_id, create_fingerprint FROM alarms WHERE id = \(id)", logger: logger)
@@ -139,19 +123,6 @@ struct AlarmStore: Sendable {
     /// ``bumpFeed(_:on:)``).
     func record(events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
         try await c.prepared("WITH events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed)) SELECT 1", logger: logger)
-    }
-
-    /// Writes what marking an occurrence changes on the alarm (dates, activity, version), its
-    /// events and the feed, in one statement (the feed last, as ``bumpFeed(_:on:)``).
-    func recordMark(_ n: Alarm, events: OutboxRows, feed: [FeedChange], on c: PostgresConnection) async throws {
-        try await c.prepared("""
-            WITH marked AS (
-                UPDATE alarms SET last_completed_date = \(n.lastCompletedDate), next_fire_date = \(n.nextFireDate),
-                    is_active = \(n.isActive), version = \(Int32(n.version)), updated_at = \(n.updatedAt)
-                WHERE id = \(n.id)
-            ), events AS (\(outboxInsert: events)), \(feedBump: FeedRows(feed))
-            SELECT 1
-            """, logger: logger)
     }
 }
 

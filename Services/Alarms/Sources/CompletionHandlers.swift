@@ -5,19 +5,27 @@ import Outbox
 import Persistence
 import PostgresNIO
 import Schedules
+import Tracing
 
 /// Marking occurrences complete or skipped (§7): one log per alarm per occurrence; the alarm
-/// moves on to its next occurrence.
+/// moves on to its next occurrence. Concurrent marks are collected into batches of one
+/// transaction each (``CompletionBatch``): at most 2 batches run at once, of at most 500 marks.
 struct CompletionHandlers: Sendable {
     let store: AlarmStore
-    let changes: AlarmChanges
-    let outbox: OutboxWriter
     let missedWindow: Duration
+    private let marks: GroupCommit<MarkRequest, CompletionRecorded>
 
-    var database: Database { store.database }
+    init(store: AlarmStore, changes: AlarmChanges, outbox: OutboxWriter, missedWindow: Duration) {
+        self.store = store
+        self.missedWindow = missedWindow
+        let batch = CompletionBatch(store: store, changes: changes, outbox: outbox, missedWindow: missedWindow)
+        marks = GroupCommit(maxBatch: 500, maxRunning: 2) { await batch.record($0) }
+    }
 
     func register(into router: inout RPCRouter) {
-        router.on(AlarmsMethods.Complete.self) { req, ctx in try await complete(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.Complete.self) { req, ctx in
+            try await complete(req, actor: try ctx.requireActor(), context: ctx.serviceContext)
+        }
         router.on(AlarmsMethods.Completions.self) { q, ctx in
             try await CompletionQueries(store: store, missedWindow: missedWindow).history(q, actor: try ctx.requireActor())
         }
@@ -25,70 +33,22 @@ struct CompletionHandlers: Sendable {
 
     static let completionColumns = "id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at"
 
-    static func decode(_ rows: PostgresRowSequence) async throws -> [Completion] {
+    static func decode<Rows: AsyncSequence>(_ rows: Rows) async throws -> [Completion] where Rows.Element == PostgresRow {
         var out: [Completion] = []
-        for try await r in rows.decode((String, String, String?, String?, String, Date, Date, String?, Bool, Date).self) {
+        for try await row in rows {
+            let r = try row.decode((String, String, String?, String?, String, Date, Date, String?, Bool, Date).self)
             out.append(Completion(id: r.0, alarmId: r.1, userId: r.2, userDisplayName: r.3, status: r.4, scheduledDate: r.5,
                                   completedAt: r.6, note: r.7, onTime: r.8, createdAt: r.9))
         }
         return out
     }
 
-    func complete(_ req: CompletionCreate, actor: String) async throws -> CompletionRecorded {
+    func complete(_ req: CompletionCreate, actor: String, context: ServiceContext) async throws -> CompletionRecorded {
         guard req.status == "completed" || req.status == "skipped" else {
             throw ServiceError(.validationFailed, "status must be completed or skipped")
         }
         try AlarmRules.text(req.note, field: "note", max: 500)
-        let result: CompletionRecorded = try await database.transaction { c in
-            guard let (a, ownerTier, actorName) = try await store.lockForMark(req.alarmId, actor: actor, on: c),
-                  a.isVisible(to: actor), a.deletedAt == nil else {
-                throw AlarmHandlers.notFound(req.alarmId)
-            }
-            let compiled = try AlarmRules.compile(a.schedule)
-            guard let occurrence = req.scheduledDate ?? a.nextFireDate else {
-                throw ServiceError(.validationFailed, "alarm \(a.id) has no pending occurrence; give scheduledDate")
-            }
-            guard compiled.isOccurrence(occurrence) else {
-                throw ServiceError(.validationFailed, "scheduledDate \(ISOTime.format(occurrence)) is not an occurrence of this alarm's schedule")
-            }
-            if let pending = a.nextFireDate, occurrence > pending {
-                throw ServiceError(.validationFailed, "scheduledDate is later than the alarm's pending occurrence \(ISOTime.format(pending))")
-            }
-            let now = Date()
-            let window = Double(missedWindow.components.seconds)
-            let onTime = now.timeIntervalSince(occurrence) <= window
-            let id = UUIDv7.string()
-            // Nothing when this occurrence was already marked: a retried request gets the first answer.
-            let inserted = try await c.prepared("""
-                INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
-                VALUES (\(id), \(a.id), \(actor), \(actorName), \(req.status), \(occurrence), \(now), \(req.note), \(onTime), \(now))
-                ON CONFLICT (alarm_id, scheduled_date) DO NOTHING
-                RETURNING 1
-                """, logger: store.logger).all(Int32.self)
-            guard !inserted.isEmpty else {
-                let existing = try await Self.decode(c.query("""
-                    SELECT \(unescaped: Self.completionColumns) FROM completions WHERE alarm_id = \(a.id) AND scheduled_date = \(occurrence)
-                    """, logger: store.logger))
-                guard let existing = existing.first else { throw ServiceError(.internalError, "completion of \(a.id) vanished") }
-                return CompletionRecorded(completion: existing, alarm: a, created: false)
-            }
-            let completion = Completion(
-                id: id, alarmId: a.id, userId: actor, userDisplayName: actorName, status: req.status, scheduledDate: occurrence,
-                completedAt: now, note: req.note, onTime: onTime, createdAt: now
-            )
-            var n = a
-            if req.status == "completed" { n.lastCompletedDate = now }
-            if let pending = a.nextFireDate, occurrence >= pending {
-                n.nextFireDate = compiled.next(after: max(occurrence, now))
-                if n.nextFireDate == nil { n.isActive = false }
-            }
-            n.version = a.version + 1
-            n.updatedAt = now
-            try await changes.recordMark(before: a, after: n, marked: completion, ownerTier: ownerTier, actor: actor, on: c)
-            return CompletionRecorded(completion: completion, alarm: n, created: true)
-        }
-        if result.created { outbox.committed() }
-        return result
+        return try await marks.submit(MarkRequest(request: req, actor: actor, receivedAt: Date(), context: context))
     }
 }
 

@@ -58,6 +58,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a member waits after a fire before completing it.")
     var think = 200
 
+    @Option(help: "Request connections each simulated device may hold at once (4, as iOS's URLSession per host by default; 1 makes a device's requests wait for each other).")
+    var connectionsPerUser = 4
+
     @Option(help: "Share of the fires a member completes (0…1); the others are left uncompleted (0 measures the fire path alone).")
     var completeShare = 1.0
 
@@ -77,9 +80,9 @@ struct LoadCommand: AsyncParsableCommand {
     var check = false
 
     func validate() throws {
-        guard users >= 1, alarms >= 1, window >= 1, (0...1).contains(groupShare), (0...1).contains(traceSample),
+        guard users >= 1, alarms >= 1, window >= 1, (1...16).contains(connectionsPerUser), (0...1).contains(groupShare), (0...1).contains(traceSample),
               (0...1).contains(completeShare) else {
-            throw ValidationError("users, alarms and window must be ≥ 1; group-share, trace-sample and complete-share in 0…1")
+            throw ValidationError("users, alarms and window must be ≥ 1; connections-per-user 1…16; group-share, trace-sample and complete-share in 0…1")
         }
         guard spike <= alarms, (spikeMinute ?? 0) < window else { throw ValidationError("spike ≤ alarms, spike-minute < window") }
         guard tier == "keep" || Tier(rawValue: tier) != nil else { throw ValidationError("tier is free, plus, premium or keep") }
@@ -88,15 +91,12 @@ struct LoadCommand: AsyncParsableCommand {
     func run() async throws {
         let recorder = LoadRecorder()
         let tracker = PushTracker(recorder: recorder)
-        var pool = HTTPClient.Configuration()
-        // Up to one request connection per simulated device, as a fleet of phones would have: a
-        // burst of completions then measures the server, not this client's pool.
-        pool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: max(256, concurrency * 2, users))
-        let requests = HTTPClient(eventLoopGroupProvider: .singleton, configuration: pool)
-        var streamPool = HTTPClient.Configuration()
-        streamPool.connectionPool = .init(idleTimeout: .seconds(600), concurrentHTTP1ConnectionsPerHostSoftLimit: users + 16)
-        let streams = HTTPClient(eventLoopGroupProvider: .singleton, configuration: streamPool)
-        let http = LoadHTTP(client: requests, base: url.hasSuffix("/") ? String(url.dropLast()) : url,
+        // Up to `connectionsPerUser` request connections per simulated device, as a fleet of
+        // phones would have: a burst of completions (a user may complete several fires of the
+        // same minute) then measures the server, not this client's pool.
+        let requests = HTTPClients(devices: users, connectionsPerDevice: connectionsPerUser, minimumPerClient: max(16, concurrency))
+        let streams = HTTPClients(devices: users, connectionsPerDevice: 1)
+        let http = LoadHTTP(clients: requests, base: url.hasSuffix("/") ? String(url.dropLast()) : url,
                             recorder: recorder, traceSample: traceSample)
         let runner = LoadRunner(options: self, http: http, streams: streams, recorder: recorder, tracker: tracker)
         let outcome: Result<LoadReport, any Error>
@@ -106,8 +106,8 @@ struct LoadCommand: AsyncParsableCommand {
             outcome = .failure(error)
         }
         await runner.stopListeners()
-        try? await streams.shutdown()
-        try? await requests.shutdown()
+        await streams.shutdown()
+        await requests.shutdown()
         let report = try outcome.get()
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

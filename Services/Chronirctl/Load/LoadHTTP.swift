@@ -15,7 +15,8 @@ struct LoadResponse: Sendable {
 /// Sends API requests for a load run, records each one's latency and status, waits out 429s
 /// (`Retry-After`) and tags a sample of requests with a sampled W3C `traceparent`.
 struct LoadHTTP: Sendable {
-    let client: HTTPClient
+    /// A device's requests go through the client of its token.
+    let clients: HTTPClients
     let base: String
     let recorder: LoadRecorder
     let traceSample: Double
@@ -39,8 +40,9 @@ struct LoadHTTP: Sendable {
                 request.headers.add(name: "traceparent", value: "00-\(id)-\(Self.hex(8))-01")
             }
             let started = ContinuousClock.now
+            let sentAt = Date()
             do {
-                let response = try await client.execute(request, timeout: .seconds(60))
+                let response = try await clients.client(for: token ?? path).execute(request, timeout: .seconds(60))
                 let collected = try await response.body.collect(upTo: 4 << 20)
                 let seconds = Self.seconds(started.duration(to: .now))
                 let status = Int(response.status.code)
@@ -52,7 +54,7 @@ struct LoadHTTP: Sendable {
                     continue
                 }
                 recorder.http(operation, status: status, seconds: seconds)
-                if let traceId { recorder.sampled(.init(operation: operation, traceId: traceId, status: status)) }
+                if let traceId { recorder.sampled(.init(operation: operation, traceId: traceId, status: status, sentAtUnixMs: sentAt.timeIntervalSince1970 * 1000, seconds: seconds)) }
                 return LoadResponse(status: status, body: Data(buffer: collected))
             } catch {
                 recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))

@@ -31,6 +31,11 @@ struct LoadReport: Codable, Sendable {
         var operation: String
         var traceId: String
         var status: Int
+        /// When this client began sending the request (compare with the trace's first span to
+        /// see the time spent before the gateway saw it).
+        var sentAtUnixMs: Double
+        /// Request to response as this client measured it.
+        var seconds: Double
     }
 
     struct Pushes: Codable, Sendable {

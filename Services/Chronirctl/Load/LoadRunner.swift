@@ -14,14 +14,14 @@ final class LoadRunner: Sendable {
 
     let options: LoadCommand
     let http: LoadHTTP
-    let streams: HTTPClient
+    let streams: HTTPClients
     let recorder: LoadRecorder
     let tracker: PushTracker
     let runId = String(UInt32.random(in: 0...UInt32.max), radix: 36)
     private let listeners = Mutex<[LiveListener]>([])
     private let completions = Mutex<[Task<Void, Never>]>([])
 
-    init(options: LoadCommand, http: LoadHTTP, streams: HTTPClient, recorder: LoadRecorder, tracker: PushTracker) {
+    init(options: LoadCommand, http: LoadHTTP, streams: HTTPClients, recorder: LoadRecorder, tracker: PushTracker) {
         self.options = options
         self.http = http
         self.streams = streams
@@ -145,9 +145,9 @@ final class LoadRunner: Sendable {
     }
 
     func listen(_ users: [User]) async throws {
-        let all = users.map { u -> LiveListener in
+        let all = users.enumerated().map { i, u -> LiveListener in
             let l = LiveListener(user: u.uid)
-            l.start(client: streams, base: http.base, token: { u.token }) { [weak self] n, at in
+            l.start(client: streams.client(at: i), base: http.base, token: { u.token }) { [weak self] n, at in
                 self?.notified(n, user: u, at: at)
             }
             return l

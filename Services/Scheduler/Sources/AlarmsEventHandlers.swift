@@ -39,7 +39,10 @@ struct AlarmsEventHandlers: Sendable {
             case AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted:
                 changes.append(.state(try e.decodePayload(AlarmsEvents.AlarmState.self), traceparent: e.headers[EnvelopeHeader.traceparent]))
             default:
+                // A mark carries the alarm's new state (a completion or skip comes without an
+                // alarm-upserted of its own): applied first, only if newer, then the occurrence settles.
                 let marked = try e.decodePayload(AlarmsEvents.OccurrenceMarked.self)
+                changes.append(.state(marked.alarm, traceparent: e.headers[EnvelopeHeader.traceparent]))
                 changes.append(.settled(alarmId: marked.alarm.id, occurrence: marked.scheduledDate))
                 if e.type == AlarmsEvents.alarmCompleted { pushes += try fanOut(marked, actor: e.actor, context: ctx.traceContext) }
             }

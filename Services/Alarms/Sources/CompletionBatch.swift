@@ -1,0 +1,143 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import PostgresNIO
+import Tracing
+
+/// One request to mark an occurrence: what was asked, by whom, when it arrived, and the trace
+/// it belongs to.
+struct MarkRequest: Sendable {
+    var request: CompletionCreate
+    var actor: String
+    var receivedAt: Date
+    var context: ServiceContext
+}
+
+/// Marks a batch of occurrences completed or skipped in one transaction of five round trips,
+/// however many it holds (see ``GroupCommit``): lock the alarms in id order with their owners'
+/// tiers and actors' names; read the logs that already exist for the occurrences asked for;
+/// check and apply each mark in Swift in arrival order (two marks of one alarm see each other);
+/// write the new logs, the alarms' changed columns, their events (one per mark, carrying the
+/// alarm's new state) and the feed in one statement.
+/// Each request gets the answer it would get alone: a repeat of an occurrence already marked
+/// (before or earlier in the batch) gets the first log and `created: false`.
+struct CompletionBatch: Sendable {
+    let store: AlarmStore
+    let changes: AlarmChanges
+    let outbox: OutboxWriter
+    let missedWindow: Duration
+
+    /// An occurrence was marked meanwhile by a path the batch did not foresee: the batch rolls
+    /// back and its marks are made one by one.
+    struct MarkedMeanwhile: Error {}
+
+    private struct Key: Hashable {
+        var alarmId: String
+        var occurrence: Date
+    }
+
+    /// The answers of `batch`, in order. A batch that fails as a whole (a database error) is
+    /// made again one mark per transaction, so a failure stays with the mark that causes it.
+    func record(_ batch: [MarkRequest]) async -> [Result<CompletionRecorded, any Error>] {
+        do {
+            let (answers, wrote) = try await store.database.transaction { c in try await mark(batch, on: c) }
+            if wrote { outbox.committed() }
+            return answers
+        } catch {
+            guard batch.count > 1 else { return [.failure(error)] }
+            store.logger.warning("a batch of marks failed as a whole; making them one by one",
+                                 metadata: ["marks": "\(batch.count)", "error": "\(error)"])
+            var answers: [Result<CompletionRecorded, any Error>] = []
+            for m in batch { answers += await record([m]) }
+            return answers
+        }
+    }
+
+    /// The batch's transaction: its answers, and whether it wrote anything.
+    private func mark(_ batch: [MarkRequest], on c: PostgresConnection) async throws -> ([Result<CompletionRecorded, any Error>], Bool) {
+        let targets = try await store.lockForMarks(alarmIds: batch.map(\.request.alarmId), actors: batch.map(\.actor), on: c)
+        var asked: [Key] = []
+        for (i, m) in batch.enumerated() {
+            if let t = targets[i], let occurrence = m.request.scheduledDate ?? t.alarm.nextFireDate {
+                asked.append(Key(alarmId: t.alarm.id, occurrence: occurrence))
+            }
+        }
+        var marked: [Key: Completion] = [:]
+        for log in try await store.completions(of: asked.map(\.alarmId), at: asked.map(\.occurrence), on: c) {
+            marked[Key(alarmId: log.alarmId, occurrence: log.scheduledDate)] = log
+        }
+        var before: [String: Alarm] = [:]
+        var now: [String: Alarm] = [:]
+        var logs: [Completion] = []
+        var events: [Envelope] = []
+        var answers: [Result<CompletionRecorded, any Error>] = []
+        for (i, m) in batch.enumerated() {
+            do {
+                guard let t = targets[i] else { throw AlarmHandlers.notFound(m.request.alarmId) }
+                let a = now[t.alarm.id] ?? t.alarm
+                let (key, next) = try check(m, on: a)
+                if let first = marked[key] {
+                    answers.append(.success(CompletionRecorded(completion: first, alarm: a, created: false)))
+                    continue
+                }
+                let (log, n) = apply(m, occurrence: key.occurrence, to: a, next: next, actorName: t.actorName)
+                marked[key] = log
+                logs.append(log)
+                events.append(try changes.markEvent(after: n, marked: log, ownerTier: t.ownerTier, actor: m.actor, context: m.context))
+                if before[a.id] == nil { before[a.id] = a }
+                now[a.id] = n
+                answers.append(.success(CompletionRecorded(completion: log, alarm: n, created: true)))
+            } catch {
+                answers.append(.failure(error))
+            }
+        }
+        guard !logs.isEmpty else { return (answers, false) }
+        let alarms = now.values.sorted { $0.id < $1.id }
+        let feed = alarms.map { AlarmChanges.feedChange(before: before[$0.id], after: $0) }
+        let inserted = try await store.recordMarks(logs, alarms: alarms, events: outbox.rows(events), feed: feed, on: c)
+        guard inserted == logs.count else { throw MarkedMeanwhile() }
+        return (answers, true)
+    }
+
+    /// The occurrence `m` marks on alarm `a` as it stands, checked against its schedule, and
+    /// the alarm's next occurrence after it.
+    private func check(_ m: MarkRequest, on a: Alarm) throws -> (Key, Date??) {
+        guard a.isVisible(to: m.actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(m.request.alarmId) }
+        let compiled = try AlarmRules.compile(a.schedule)
+        guard let occurrence = m.request.scheduledDate ?? a.nextFireDate else {
+            throw ServiceError(.validationFailed, "alarm \(a.id) has no pending occurrence; give scheduledDate")
+        }
+        guard compiled.isOccurrence(occurrence) else {
+            throw ServiceError(.validationFailed, "scheduledDate \(ISOTime.format(occurrence)) is not an occurrence of this alarm's schedule")
+        }
+        if let pending = a.nextFireDate, occurrence > pending {
+            throw ServiceError(.validationFailed, "scheduledDate is later than the alarm's pending occurrence \(ISOTime.format(pending))")
+        }
+        // Marking the pending occurrence (or a later one) moves the alarm on; an earlier one only logs.
+        var next: Date?? = .none
+        if let pending = a.nextFireDate, occurrence >= pending {
+            next = .some(compiled.next(after: max(occurrence, m.receivedAt)))
+        }
+        return (Key(alarmId: a.id, occurrence: occurrence), next)
+    }
+
+    /// The new log of `m` and the alarm after it.
+    private func apply(_ m: MarkRequest, occurrence: Date, to a: Alarm, next: Date??, actorName: String?) -> (Completion, Alarm) {
+        let at = m.receivedAt
+        let onTime = at.timeIntervalSince(occurrence) <= Double(missedWindow.components.seconds)
+        let log = Completion(
+            id: UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.request.status,
+            scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime, createdAt: at
+        )
+        var n = a
+        if m.request.status == "completed" { n.lastCompletedDate = at }
+        if case .some(let date) = next {
+            n.nextFireDate = date
+            if date == nil { n.isActive = false }
+        }
+        n.version += 1
+        n.updatedAt = at
+        return (log, n)
+    }
+}
