@@ -119,6 +119,13 @@ struct NotificationsTests {
                 "title": "Feed the cat", "schedule": scheduleJSON("annual", day: 1), "sharedWith": [ann.uid, bob.uid]])
             let id = try #require(created.json["id"]?.stringValue, "\(created.text)")
             let occurrence = try #require(created.json["nextFireDate"]?.stringValue)
+            // Alarms learns display names from the accounts stream; Ann signed up a moment ago.
+            let known = try await eventually {
+                try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                    try await $0.query("SELECT display_name FROM users WHERE user_id = \(ann.uid)").first(String.self) == "Ann"
+                }
+            }
+            #expect(known, "alarms never learned Ann's display name")
             let done = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: ann.token, json: ["status": "completed"])
             #expect(done.status == 201, "\(done.text)")
             func completions(_ u: TestUser) async -> [JSONValue] {
