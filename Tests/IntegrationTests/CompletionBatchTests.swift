@@ -123,8 +123,22 @@ struct CompletionBatchTests {
                 #expect(count == 3)
                 let events = try await db.query("SELECT count(*)::int FROM outbox WHERE type = 'alarms.alarm-completed'").first(Int.self)
                 #expect(events == 2)
+                // A statement PostgreSQL refuses is an error a mark could cause: the batch would go one by one.
+                do {
+                    _ = try await db.query("SELECT no_such_column FROM completions").first(Int.self)
+                    Issue.record("the bad statement ran")
+                } catch {
+                    #expect(CompletionBatch.markCouldCause(error), "\(error)")
+                }
             }
         }
+    }
+
+    @Test("only errors a mark could cause send a batch back one mark at a time; a lost database fails it at once")
+    func whichErrorsRetryMarks() {
+        #expect(CompletionBatch.markCouldCause(CompletionBatch.MarkedMeanwhile()))
+        #expect(!CompletionBatch.markCouldCause(CancellationError()))
+        #expect(!CompletionBatch.markCouldCause(TestSetupError("connection refused")))
     }
 
     @Test("concurrent marks over RPC: each answered, one log per occurrence, one version step per alarm")

@@ -37,21 +37,31 @@ struct CompletionBatch: Sendable {
         var occurrence: Date
     }
 
-    /// The answers of `batch`, in order. A batch that fails as a whole (a database error) is
-    /// made again one mark per transaction, so a failure stays with the mark that causes it.
+    /// The answers of `batch`, in order. A batch that PostgreSQL refused as a whole (an error
+    /// a mark could cause) is made again one mark per transaction, so the failure stays with the
+    /// mark that causes it. A batch that could not reach the database at all fails every mark
+    /// at once: retrying 500 marks one by one against a database that is down would hold the
+    /// service for 500 connection timeouts.
     func record(_ batch: [MarkRequest]) async -> [Result<CompletionRecorded, any Error>] {
         do {
             let (answers, wrote) = try await store.database.transaction { c in try await mark(batch, on: c) }
             if wrote { outbox.committed() }
             return answers
         } catch {
-            guard batch.count > 1 else { return [.failure(error)] }
+            guard batch.count > 1, Self.markCouldCause(error) else { return batch.map { _ in .failure(error) } }
             store.logger.warning("a batch of marks failed as a whole; making them one by one",
                                  metadata: ["marks": "\(batch.count)", "error": "\(error)"])
             var answers: [Result<CompletionRecorded, any Error>] = []
             for m in batch { answers += await record([m]) }
             return answers
         }
+    }
+
+    /// Whether one mark of a batch could have caused `error`: a mark the batch did not foresee,
+    /// or a statement PostgreSQL answered with an error (not a lost or refused connection).
+    static func markCouldCause(_ error: any Error) -> Bool {
+        if error is MarkedMeanwhile { return true }
+        return (error as? PSQLError)?.serverInfo != nil
     }
 
     /// The batch's transaction: its answers, and whether it wrote anything.
