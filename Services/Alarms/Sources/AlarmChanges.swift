@@ -56,9 +56,9 @@ struct AlarmChanges: Sendable {
         return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
-    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
+    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
         try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted,
-                            Self.state(a, ownerTier: ownerTier), actor: actor, context: context)
+                            Self.state(a, ownerTier: ownerTier), actor: actor)
     }
 
     private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?,
