@@ -17,6 +17,13 @@ struct CompletionBatchTests {
     func alarms(_ s: TestSuite, _ count: Int) async throws -> (TestUser, [(id: String, due: Date)]) {
         let owner = try await s.signup("Owner")
         try await s.setTier(owner, "premium")
+        // Alarms learns display names from the accounts stream; the owner signed up a moment ago.
+        let known = try await eventually {
+            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                try await $0.query("SELECT display_name FROM users WHERE user_id = \(owner.uid)").first(String.self) == "Owner"
+            }
+        }
+        guard known else { throw TestSetupError("alarms never learned the owner's display name") }
         var out: [(String, Date)] = []
         for _ in 0..<count {
             let r = try await s.request(.POST, "/v1/alarms", token: owner.token, json: ["title": "Filter", "schedule": scheduleJSON("weekly", day: 1)])
