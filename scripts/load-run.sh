@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # A load run against `make run` (release): starts the suite, runs `chronirctl load`, optionally
 # SIGKILLs one scheduler replica during the run, prints one sampled trace, stops the suite.
-#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [-- chronirctl load options…]
+#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [--cpu] [-- chronirctl load options…]
 # --kill-at: seconds after the window's first due minute at which scheduler-2 is killed
-# (default with --replicas > 1: 2 s before the spike minute). Results in .run/load/.
+# (default with --replicas > 1: 2 s before the spike minute). --cpu: CPU seconds per process
+# from 1 s before the spike minute to 10 s after it (scripts/cpu-window.py), in .run/load/cpu.txt.
+# Results in .run/load/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=1
 kill_at=""
+cpu=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --replicas) replicas=$2; shift 2 ;;
         --kill-at) kill_at=$2; shift 2 ;;
+        --cpu) cpu=1; shift ;;
         --) shift; break ;;
         *) break ;;
     esac
@@ -32,18 +36,26 @@ done
 ctl=$(swift build -c release --show-bin-path)/chronirctl
 "$ctl" load --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
 load=$!
-if [ "$replicas" -gt 1 ]; then
-    until grep -q "alarms due from" "$out/progress.log" 2>/dev/null; do sleep 1; done
+if [ "$replicas" -gt 1 ] || [ -n "$cpu" ]; then
+    until grep -q "spike at" "$out/progress.log" 2>/dev/null; do kill -0 $load 2>/dev/null || break; sleep 1; done
     start=$(date -d "$(grep -o 'due from [^ ]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
-    spike=$(python3 -c "import sys; print(int(sys.argv[1]) // 2)" "${WINDOW:-10}")
-    at=$((start + ${kill_at:-$((spike * 60 - 2))}))
+    spike=$(date -d "$(grep -o 'spike at [^)]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
+fi
+if [ -n "$cpu" ]; then
+    python3 scripts/cpu-window.py "$spike" 10 > "$out/cpu.txt" &
+    sampler=$!
+fi
+if [ "$replicas" -gt 1 ]; then
+    if [ -n "$kill_at" ]; then at=$((start + kill_at)); else at=$((spike - 2)); fi
     while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
     pid=$(cat .run/pids/scheduler-2.pid)
     kill -KILL "$pid"
     echo "[$(date -u +%H:%M:%S)] SIGKILL scheduler-2 (pid $pid)" | tee -a "$out/progress.log" >&2
 fi
 wait $load
+[ -z "$cpu" ] || wait $sampler
 cat "$out/report.txt"
+[ -z "$cpu" ] || cat "$out/cpu.txt"
 trace=$(python3 -c "import json; t=json.load(open('$out/report.json'))['sampledTraces']; print(next((x['traceId'] for x in t if x['operation']=='POST /v1/alarms'), t[0]['traceId'] if t else ''))")
 if [ -n "$trace" ]; then
     sleep 1

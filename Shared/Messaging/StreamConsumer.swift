@@ -27,6 +27,13 @@ public protocol EventApplier: Sendable {
     func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws
     /// Advances the checkpoint to `seq` without applying (events lost past retention).
     func skip(stream: String, to seq: Int64, reason: String) async throws
+    /// Called when the consumer has nothing more to apply for now (each producer heartbeat
+    /// ends such a pause): an applier that advanced its checkpoint in memory only may write it.
+    func settle(stream: String) async throws
+}
+
+extension EventApplier {
+    public func settle(stream: String) async throws {}
 }
 
 /// Thrown by an applier when another process advanced the checkpoint first (replicas
@@ -154,6 +161,7 @@ public final class StreamConsumer: Sendable {
                 }
                 try await flush(&pending, &cp)
                 if needCatchUp { try await catchUp(&cp) }
+                if inbox.count == 0 { await settle() }
             }
         } catch {
             telemetry.logger.info("stream consumer stopped", metadata: ["stream": "\(stream)", "checkpoint": "\(cp)"])
@@ -209,6 +217,15 @@ public final class StreamConsumer: Sendable {
             }
             try await flush(&pending, &cp)
             if batch.events.isEmpty || cp >= batch.head { return }
+        }
+    }
+
+    /// Lets the applier write what it kept in memory; a failure is retried at the next pause.
+    private func settle() async {
+        do {
+            try await applier.settle(stream: stream)
+        } catch {
+            telemetry.logger.debug("settling the checkpoint failed; retried later", metadata: ["stream": "\(stream)", "error": "\(error)"])
         }
     }
 

@@ -3,6 +3,7 @@ import Logging
 import Messaging
 import Persistence
 import PostgresNIO
+import Synchronization
 import Tracing
 
 /// What an event handler gets besides the payload.
@@ -55,22 +56,72 @@ public struct EventHandlers: Sendable {
 /// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
 /// locked first, so replicas consuming the same stream take turns and each event is applied
 /// exactly once; event types without a handler just advance the checkpoint.
+///
+/// A delivery of nothing but unhandled types (the invitations service sees every completion on
+/// the alarms stream and handles only deletions) costs no transaction: the checkpoint moves in
+/// memory, and is written with the next transaction, at a pause of the stream once it is a second
+/// old (``settle(stream:)``; heartbeats make pauses), or once `maxUnwritten` events have passed.
+/// A crash before that replays those events, which are skipped again.
 public final class PostgresEventApplier: EventApplier {
     private let database: Database
     private let handlers: EventHandlers
     private let telemetry: Telemetry
     private let consumerName: String
     private let afterCommit: @Sendable () -> Void
+    private let maxUnwritten: Int64
+    /// Per stream: events (`written`, `through`] were skipped in memory; `written` is the
+    /// checkpoint the database held then.
+    private let unwritten = Mutex<[String: (written: Int64, through: Int64, since: ContinuousClock.Instant)]>([:])
 
     /// `afterCommit` runs after each applied batch commits: wake this service's outbox relay
     /// there, so events the handlers wrote go out at once rather than at the relay's next poll.
     public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String,
-                afterCommit: @escaping @Sendable () -> Void = {}) {
+                maxUnwritten: Int64 = 5000, afterCommit: @escaping @Sendable () -> Void = {}) {
         self.database = database
         self.handlers = handlers
         self.telemetry = telemetry
         self.consumerName = consumerName
+        self.maxUnwritten = maxUnwritten
         self.afterCommit = afterCommit
+    }
+
+    /// Whether a checkpoint read as `current` allows applying from `before` + 1: it is `before`,
+    /// or it lies in a run this applier skipped in memory that ends at `before`.
+    private func follows(_ current: Int64, before: Int64, stream: String) -> Bool {
+        if current == before { return true }
+        guard let skipped = unwritten.withLock({ $0[stream] }), skipped.through == before else { return false }
+        return current >= skipped.written && current < before
+    }
+
+    private func written(_ stream: String, through seq: Int64) {
+        unwritten.withLock { u in
+            if let skipped = u[stream], skipped.through <= seq { u[stream] = nil }
+        }
+    }
+
+    /// Skips a delivery of unhandled events in memory; false when it must be written now.
+    private func skipInMemory(stream: String, _ first: DeliveredEvent, _ last: DeliveredEvent) -> Bool {
+        unwritten.withLock { u in
+            // A run that does not end where this delivery starts is stale: the consumer was told
+            // another replica moved the checkpoint (to at least this delivery's start) since.
+            let previous = u[stream].flatMap { $0.through == first.seq - 1 ? $0 : nil }
+            let written = previous?.written ?? (first.seq - 1)
+            guard last.seq - written < maxUnwritten else { return false }
+            u[stream] = (written, last.seq, previous?.since ?? .now)
+            return true
+        }
+    }
+
+    /// Writes a checkpoint kept in memory for a second or more, unless another replica has moved
+    /// past it.
+    public func settle(stream: String) async throws {
+        guard let skipped = unwritten.withLock({ $0[stream] }), skipped.since.duration(to: .now) >= .seconds(1) else { return }
+        try await database.query("""
+            INSERT INTO consumer_checkpoints AS c (stream, seq) VALUES (\(stream), \(skipped.through))
+            ON CONFLICT (stream) DO UPDATE SET seq = excluded.seq, updated_at = now()
+            WHERE c.seq >= \(skipped.written) AND c.seq < excluded.seq
+            """)
+        written(stream, through: skipped.through)
     }
 
     public func checkpoint(stream: String) async throws -> Int64 {
@@ -80,9 +131,11 @@ public final class PostgresEventApplier: EventApplier {
     public func apply(stream: String, events: [DeliveredEvent]) async throws {
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
+        let handled = events.contains { handlers.handlers[$0.envelope.type] != nil || handlers.batchHandlers[$0.envelope.type] != nil }
+        if !handled, skipInMemory(stream: stream, first, last) { return }
         try await database.transaction { connection in
             let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
-            guard current == first.seq - 1 else { throw CheckpointMoved(current: current) }
+            guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             var index = 0
             while index < events.count {
                 let event = events[index]
@@ -121,6 +174,7 @@ public final class PostgresEventApplier: EventApplier {
             }
             try await connection.prepared("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
+        written(stream, through: last.seq)
         afterCommit()
     }
 
@@ -135,13 +189,14 @@ public final class PostgresEventApplier: EventApplier {
         let logger = telemetry.logger
         try await database.transaction { connection in
             let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
-            guard current == seq - 1 else { throw CheckpointMoved(current: current) }
+            guard follows(current, before: seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             try await connection.query("""
                 INSERT INTO consumer_dead_letters (stream, seq, type, envelope, reason) VALUES (\(stream), \(seq), \(type), \(raw), \(reason))
                 ON CONFLICT DO NOTHING
                 """, logger: logger)
             try await connection.query("UPDATE consumer_checkpoints SET seq = \(seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
+        written(stream, through: seq)
     }
 
     public func skip(stream: String, to seq: Int64, reason: String) async throws {
@@ -149,5 +204,6 @@ public final class PostgresEventApplier: EventApplier {
             INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), \(seq))
             ON CONFLICT (stream) DO UPDATE SET seq = GREATEST(consumer_checkpoints.seq, excluded.seq), updated_at = now()
             """)
+        written(stream, through: seq)
     }
 }

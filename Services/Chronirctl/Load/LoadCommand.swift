@@ -58,6 +58,9 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Milliseconds a member waits after a fire before completing it.")
     var think = 200
 
+    @Option(help: "Up to this many milliseconds more, drawn uniformly per completion (people do not all tap Done at once; 0: every completion --think ms after its fire).")
+    var thinkSpread = 0
+
     @Option(help: "Request connections each simulated device may hold at once (4, as iOS's URLSession per host by default; 1 makes a device's requests wait for each other).")
     var connectionsPerUser = 4
 
@@ -84,6 +87,7 @@ struct LoadCommand: AsyncParsableCommand {
               (0...1).contains(completeShare) else {
             throw ValidationError("users, alarms and window must be ≥ 1; connections-per-user 1…16; group-share, trace-sample and complete-share in 0…1")
         }
+        guard think >= 0, thinkSpread >= 0 else { throw ValidationError("think and think-spread are ≥ 0 ms") }
         guard spike <= alarms, (spikeMinute ?? 0) < window else { throw ValidationError("spike ≤ alarms, spike-minute < window") }
         guard tier == "keep" || Tier(rawValue: tier) != nil else { throw ValidationError("tier is free, plus, premium or keep") }
     }

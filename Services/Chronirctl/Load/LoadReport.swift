@@ -63,6 +63,9 @@ struct LoadReport: Codable, Sendable {
     var alarms: Int
     var spike: Int
     var spikeAt: String
+    /// A completion is sent `thinkMs` plus up to `thinkSpreadMs` (uniform) after its fire arrives.
+    var thinkMs: Int
+    var thinkSpreadMs: Int
     var windowStart: String
     var phasesSeconds: [String: Double]
     var fireLatenessMs: Distribution
@@ -100,7 +103,7 @@ struct LoadReport: Codable, Sendable {
             [name, String(d.count)] + [d.p50, d.p90, d.p99, d.p999, d.max].map { String(format: "%.1f", $0) }
         }
         var out = "chronirctl load → \(url): \(users) users, \(groups) groups of \(groupSize), \(alarms) alarms, "
-        out += "window from \(windowStart), spike of \(spike) at \(spikeAt)\n"
+        out += "window from \(windowStart), spike of \(spike) at \(spikeAt), completions \(thinkMs)–\(thinkMs + thinkSpreadMs) ms after their fire\n"
         out += "phases: " + phasesSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f s", $0.key, $0.value) }.joined(separator: ", ") + "\n\n"
         var rows = [row("fire lateness (due → push)", fireLatenessMs), row("completion fan-out", completionFanOutMs)]
         rows += http.map { row($0.operation, $0.latencyMs) }

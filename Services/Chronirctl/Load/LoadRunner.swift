@@ -54,13 +54,15 @@ final class LoadRunner: Sendable {
         try await listen(users)
         phase("4 streams")
         let windowStart = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 + Double(options.lead)) / 60).rounded(.up) * 60)
-        progress("creating \(plan.alarms.count) alarms due from \(ISOTime.format(windowStart))")
+        let spikeAt = windowStart.addingTimeInterval(Double(plan.spikeMinute) * 60)
+        progress("creating \(plan.alarms.count) alarms due from \(ISOTime.format(windowStart)) (spike at \(ISOTime.format(spikeAt)))")
         try await createAlarms(plan, users, groupIds, windowStart: windowStart)
         phase("5 alarms")
         let lastDue = windowStart.addingTimeInterval(Double(options.window - 1) * 60)
         let firingFrom = ContinuousClock.now
         let requestsBefore = requestCount
-        try await awaitFires(until: lastDue.addingTimeInterval(Double(options.drain)))
+        // The last fire's completion may come up to think + spread after it.
+        try await awaitFires(until: lastDue.addingTimeInterval(Double(options.drain) + Double(options.think + options.thinkSpread) / 1000))
         phase("6 fires")
         for t in completions.withLock({ $0 }) { await t.value }
         let firingSeconds = LoadHTTP.seconds(firingFrom.duration(to: .now))
@@ -228,8 +230,9 @@ final class LoadRunner: Sendable {
     /// A notification reached `user`'s stream: the completer marks the fire done after a pause.
     func notified(_ n: LiveNotification, user: User, at: Date) {
         guard let (alarm, occurrence) = tracker.received(n, by: user.uid, at: at) else { return }
-        let task = Task { [http, tracker, think = options.think] in
-            try? await Task.sleep(for: .milliseconds(think))
+        let pause = options.think + (options.thinkSpread > 0 ? Int.random(in: 0...options.thinkSpread) : 0)
+        let task = Task { [http, tracker] in
+            try? await Task.sleep(for: .milliseconds(pause))
             tracker.completionStarting(alarm: alarm, occurrence: occurrence, at: Date())
             let r = await http.send("POST /v1/alarms/{id}/completions", .POST, "/v1/alarms/\(alarm)/completions", token: user.token,
                                     json: ["status": "completed", "scheduledDate": ISOTime.format(occurrence)])
@@ -253,6 +256,7 @@ final class LoadRunner: Sendable {
         return LoadReport(
             url: options.url, users: options.users, groups: plan.groups.count, groupSize: options.groupSize, alarms: options.alarms,
             spike: min(options.spike, options.alarms), spikeAt: ISOTime.format(windowStart.addingTimeInterval(Double(plan.spikeMinute) * 60)),
+            thinkMs: options.think, thinkSpreadMs: options.thinkSpread,
             windowStart: ISOTime.format(windowStart), phasesSeconds: phases,
             fireLatenessMs: s.fireLateness.summary, completionFanOutMs: s.fanOut.summary,
             pushes: .init(plannedAlarms: t.plannedAlarms, expectedFirePushes: t.expectedFires, receivedFirePushes: t.receivedFires,
