@@ -120,7 +120,7 @@ public final class PostgresEventApplier: EventApplier {
             INSERT INTO consumer_checkpoints AS c (stream, seq) VALUES (\(stream), \(skipped.through))
             ON CONFLICT (stream) DO UPDATE SET seq = excluded.seq, updated_at = now()
             WHERE c.seq >= \(skipped.written) AND c.seq < excluded.seq
-            """)
+            """).drain()
         written(stream, through: skipped.through)
     }
 
@@ -203,7 +203,7 @@ public final class PostgresEventApplier: EventApplier {
         try await database.query("""
             INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), \(seq))
             ON CONFLICT (stream) DO UPDATE SET seq = GREATEST(consumer_checkpoints.seq, excluded.seq), updated_at = now()
-            """)
+            """).drain()
         written(stream, through: seq)
     }
 }
