@@ -7,7 +7,6 @@ Waits until one second before the instant, reads /proc every 100 ms until SECOND
 and prints, per window, the CPU seconds each process group used (postgres, each service,
 chronirctl, other) and how much of the machine stayed idle. A window whose busy seconds equal
 its wall time × cores was CPU-bound. Linux only (reads /proc)."""
-import json
 import os
 import sys
 import time
@@ -58,7 +57,6 @@ def main():
         wall = b["t"] - a["t"]
         parts = " ".join(f"{k} {v:.2f}" for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.005)
         print(f"[{lo:+5.1f} s, {hi:+5.1f} s]  wall {wall:5.2f}  busy {sum(used.values()):5.2f}  idle {b['idle'] - a['idle']:5.2f}   {parts}")
-    json.dump(rows, open(sys.argv[3], "w")) if len(sys.argv) > 3 else None
 
 
 if __name__ == "__main__":

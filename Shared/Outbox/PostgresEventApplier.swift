@@ -51,6 +51,9 @@ public struct EventHandlers: Sendable {
 
     /// The handled types.
     public var types: [String] { Set(handlers.keys).union(batchHandlers.keys).sorted() }
+
+    /// Whether `type` has a handler.
+    public func handles(_ type: String) -> Bool { handlers[type] != nil || batchHandlers[type] != nil }
 }
 
 /// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
@@ -131,8 +134,7 @@ public final class PostgresEventApplier: EventApplier {
     public func apply(stream: String, events: [DeliveredEvent]) async throws {
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
-        let handled = events.contains { handlers.handlers[$0.envelope.type] != nil || handlers.batchHandlers[$0.envelope.type] != nil }
-        if !handled, skipInMemory(stream: stream, first, last) { return }
+        if !events.contains(where: { handlers.handles($0.envelope.type) }), skipInMemory(stream: stream, first, last) { return }
         try await database.transaction { connection in
             let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
             guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
