@@ -260,7 +260,7 @@ let package = Package(
         .executableTarget(
             name: "chronirctl",
             dependencies: [
-                "ServiceKit", "Messaging", "Contracts", "Schedules", "SchedulerService", "Persistence",
+                "ServiceKit", "Messaging", "ZMQ", "Contracts", "Schedules", "SchedulerService", "Persistence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

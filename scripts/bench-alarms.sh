@@ -27,6 +27,9 @@ scripts/provision.sh "$admin" chronir
 echo "building (release)…" >&2
 swift build -c release >/dev/null 2>&1
 bin=$(swift build -c release --show-bin-path)
+# The bus keys (CurveZMQ): services, gateway and chronirctl (the operator) read CHRONIR_BUS_KEYS.
+"$bin/chronirctl" keys generate --dir "$dir/keys" >/dev/null
+export CHRONIR_BUS_KEYS=$PWD/$dir/keys
 export CHRONIR_LOG_LEVEL=warning CHRONIR_LOG_FORMAT=text CHRONIR_OPS_PORT=0
 export CHRONIR_ACCOUNTS_RPC=tcp://127.0.0.1:17101 CHRONIR_ACCOUNTS_EVENTS=tcp://127.0.0.1:17201
 export CHRONIR_ALARMS_RPC=tcp://127.0.0.1:17102 CHRONIR_ALARMS_EVENTS=tcp://127.0.0.1:17202

@@ -26,6 +26,9 @@ scripts/provision.sh "$admin" chronir >/dev/null
 echo "building (release)…" >&2
 swift build -c release >/dev/null 2>&1
 bin=$(swift build -c release --show-bin-path)
+# The bus keys (CurveZMQ): services, gateway and chronirctl (the operator) read CHRONIR_BUS_KEYS.
+"$bin/chronirctl" keys generate --dir "$dir/keys" >/dev/null
+export CHRONIR_BUS_KEYS=$PWD/$dir/keys
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning} CHRONIR_LOG_FORMAT=text CHRONIR_OPS_PORT=0
 port=1
 for s in accounts alarms scheduler notifications invitations billing; do

@@ -63,6 +63,13 @@ podman_api
 compose_install
 export CHRONIR_IMAGE_PREFIX=localhost/chronir CHRONIR_POSTGRES_IMAGE=localhost/chronir-postgres:15
 export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:$PORT"
+export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000   # the smoke runs sign every user up from one address
+# The bus keys (CurveZMQ), throwaway: readable by the containers' user (uid 10001).
+export CHRONIR_BUS_KEYS_DIR="$PODMAN_WORK/keys"
+rm -rf "$CHRONIR_BUS_KEYS_DIR"
+"$BIN/chronirctl" keys generate --dir "$CHRONIR_BUS_KEYS_DIR" >/dev/null
+chown 10001 "$CHRONIR_BUS_KEYS_DIR"/secret/*.key
+chmod 0755 "$CHRONIR_BUS_KEYS_DIR/secret"
 dc() { "$COMPOSE" -p "$PROJECT" -f deploy/compose.yaml "$@"; }
 teardown() {
     local rc=$?
@@ -112,9 +119,11 @@ step "all healthy"
 GATEWAY=$(podman ps --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=gateway" --format '{{.Names}}' | head -1)
 # chronirctl load inside the gateway's container: HTTP to the gateway on loopback, tiers by
 # the operator's request to accounts and alarms over the compose network.
+# The operator's key goes into the gateway's container for this (chronirctl runs as the operator).
+podman cp "$CHRONIR_BUS_KEYS_DIR/secret/operator.key" "$GATEWAY:/tmp/operator.key"
 load() {
     # Two requests at a time: signups hash passwords with scrypt, slow in a debug build.
-    podman exec "$GATEWAY" chronirctl load --url http://127.0.0.1:8080 --tier premium --window 1 --spike 0 \
+    podman exec -u 0 -e CHRONIR_BUS_SECRET_KEY_FILE=/tmp/operator.key "$GATEWAY" chronirctl load --url http://127.0.0.1:8080 --tier premium --window 1 --spike 0 \
         --drain 20 --think 100 --concurrency 2 --check "$@"
 }
 

@@ -25,6 +25,8 @@ rm -rf "$out" && mkdir -p "$out/traces"
 export CHRONIR_BUILD_CONFIG=release CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
 export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
+export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=${CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR:-10000000}   # every user signs up from 127.0.0.1
+export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$PWD/.run/keys}   # make run generates them; chronirctl load uses the operator key
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 scripts/run.sh > "$out/suite.log" 2>&1 &
 suite=$!

@@ -6,6 +6,8 @@
 #   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
 #   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (RPC 7103, 7113, …; ops 9103, 9113, …)
 #   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl
+#   CHRONIR_BUS_KEYS=DIR           the CurveZMQ keys of the bus (default .run/keys, generated on first start)
+# Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
 # Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +17,7 @@ scripts/deps.sh
 config=${CHRONIR_BUILD_CONFIG:-debug}
 http_port=${CHRONIR_HTTP_PORT:-8080}
 pg_port=${CHRONIR_PG_PORT:-55433}
+pg_dir=${CHRONIR_PG_DIR:-.run/pg}   # the embedded PostgreSQL's data directory
 services="accounts alarms notifications invitations billing"
 replicas=${CHRONIR_SCHEDULER_REPLICAS:-1}
 mkdir -p .run/logs .run/pids
@@ -28,13 +31,13 @@ cleanup() {
     echo "stopping…" >&2
     for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null || true; done
-    if [ -n "$own_pg" ]; then scripts/pg.sh stop .run/pg; fi
+    if [ -n "$own_pg" ]; then scripts/pg.sh stop "$pg_dir"; fi
     echo "stopped" >&2
 }
 trap cleanup INT TERM EXIT
 
 if [ -z "${DATABASE_URL:-}" ]; then
-    scripts/pg.sh start .run/pg "$pg_port"
+    scripts/pg.sh start "$pg_dir" "$pg_port"
     own_pg=1
     admin=$(scripts/pg.sh url "$pg_port")
     scripts/provision.sh "$admin" chronir
@@ -47,6 +50,12 @@ echo "building ($config)…" >&2
 swift build -c "$config" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" >&2 || true
 bin=$(swift build -c "$config" --show-bin-path)
 [ -x "$bin/gateway" ] || { echo "build failed" >&2; exit 1; }
+# The internal bus is CurveZMQ: one key pair per service, the gateway and the operator,
+# generated on first start (kept across runs). chronirctl finds the operator key here too.
+if [ -z "${CHRONIR_BUS_PUBLIC_KEYS:-}" ] && [ "${CHRONIR_INSECURE_BUS:-0}" != 1 ]; then
+    export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$root/.run/keys}
+    "$bin/chronirctl" keys generate --dir "$CHRONIR_BUS_KEYS" >&2
+fi
 
 export CHRONIR_LOG_FORMAT=${CHRONIR_LOG_FORMAT:-text}
 endpoints=""
@@ -64,7 +73,7 @@ db_url() { if [ -n "$base" ]; then printf "$base" "chronir_$1" "chronir_$1"; els
 for s in $services; do start "$s" "$s" DATABASE_URL="$(db_url "$s")"; done
 for k in $(seq 1 "$replicas"); do
     start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" \
-        CHRONIR_RPC_BIND="tcp://*:$((7103 + 10 * (k - 1)))" CHRONIR_OPS_PORT=$((9103 + 10 * (k - 1)))
+        CHRONIR_RPC_BIND="tcp://${CHRONIR_BIND_HOST:-127.0.0.1}:$((7103 + 10 * (k - 1)))" CHRONIR_OPS_PORT=$((9103 + 10 * (k - 1)))
 done
 start gateway gateway CHRONIR_HTTP_PORT="$http_port"
 

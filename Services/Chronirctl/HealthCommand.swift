@@ -25,9 +25,8 @@ struct HealthCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var env = ProcessInfo.processInfo.environment
-        env["CHRONIR_LOG_LEVEL"] = env["CHRONIR_LOG_LEVEL"] ?? "critical"
-        let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(env))
+        let env = ServiceCall.operatorEnvironment()
+        let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(env), principal: BusPolicy.operatorPrincipal)
         let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
         var clients: [(ServiceDirectory.Name, RPCClient)] = []
         for name in ServiceDirectory.Name.allCases { clients.append((name, try runtime.rpcClient(to: name, timeout: timeout))) }

@@ -31,6 +31,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case receiptInvalid = "CA027"
     case invitationNotPending = "CA028"
     case paymentRequired = "CA029"
+    case callerNotAllowed = "CA030"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -64,13 +65,14 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .receiptInvalid: "RECEIPT_INVALID"
         case .invitationNotPending: "INVITATION_NOT_PENDING"
         case .paymentRequired: "PAYMENT_REQUIRED"
+        case .callerNotAllowed: "CALLER_NOT_ALLOWED"
         }
     }
 
     /// The HTTP status the gateway answers with for this code.
     public var httpStatus: Int {
         switch self {
-        case .alarmLimitReached, .tierRequired, .permissionDenied, .subscriptionExpired: 403
+        case .alarmLimitReached, .tierRequired, .permissionDenied, .subscriptionExpired, .callerNotAllowed: 403
         case .groupMemberLimit, .invitationAlreadyAccepted, .syncConflict, .alreadyExists, .snoozeLimitReached, .invitationNotPending: 409
         case .invitationExpired: 410
         case .paymentRequired: 402

@@ -17,6 +17,7 @@ public final class PubEventSink: EventSink {
     public init(context: ZMQContext, name: String, binds: [String]) throws {
         var options = SocketOptions(type: .pub)
         options.binds = binds
+        options.curve = .server
         options.sendHighWaterMark = 500_000
         options.lingerMilliseconds = 0
         socket = try SocketActor(context: context, options: options, name: "pub:\(name)")

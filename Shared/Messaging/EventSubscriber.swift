@@ -12,17 +12,20 @@ public final class EventSubscriber: Service, Sendable {
     private let socket: SocketActor?
     private let consumers: [String: StreamConsumer]
     private let telemetry: Telemetry
+    private let producer: String
 
     /// Connects a SUB socket to `endpoints` (none for consumers fed by `events.push`) and
     /// subscribes to the streams of `consumers`.
     public init(context: ZMQContext, name: String, endpoints: [String], consumers: [StreamConsumer], telemetry: Telemetry) throws {
         self.consumers = Dictionary(uniqueKeysWithValues: consumers.map { ($0.stream, $0) })
         self.telemetry = telemetry
+        self.producer = name
         if endpoints.isEmpty {
             socket = nil
         } else {
             var options = SocketOptions(type: .sub)
             options.connects = endpoints
+            options.curve = .client(server: name)
             options.subscriptions = consumers.map { Data($0.stream.utf8) }
             options.lingerMilliseconds = 0
             socket = try SocketActor(context: context, options: options, name: "sub:\(name)")
@@ -39,9 +42,10 @@ public final class EventSubscriber: Service, Sendable {
         consumer.observeHead(batch.head)
     }
 
-    /// Registers the `events.push` handler that feeds this subscriber.
+    /// Registers the `events.push` handler that feeds this subscriber (accepted on a secured
+    /// bus only from the producer's principal).
     public func register(in router: inout RPCRouter) {
-        router.onOneWay(EventMethods.push) { [self] context in
+        router.onOneWay(EventMethods.push, access: .principals([producer])) { [self] context in
             let batch = try context.envelope.decodePayload(EventBatch.self)
             self.accept(batch)
         }

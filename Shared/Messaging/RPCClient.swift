@@ -46,6 +46,7 @@ public final class RPCClient: Sendable {
         self.maxFrameBytes = maxFrameBytes
         var options = SocketOptions(type: .dealer)
         options.connects = endpoints
+        options.curve = .client(server: target)
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 0
         // Several replicas: requests go only to connected ones, so a killed one drops out at

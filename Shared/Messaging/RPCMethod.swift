@@ -7,6 +7,12 @@ public protocol RPCMethod: Sendable {
     associatedtype Response: Codable & Sendable
     /// The envelope `type`, `<service>.<operation>`.
     static var type: String { get }
+    /// Who may call it on a secured bus (default: any trusted service).
+    static var access: MethodAccess { get }
+}
+
+extension RPCMethod {
+    public static var access: MethodAccess { .services }
 }
 
 /// An empty payload (`{}`).

@@ -12,6 +12,8 @@ public struct RPCContext: Sendable {
 
     /// The user on whose behalf the request was made, if any.
     public var actor: String? { envelope.actor }
+    /// The principal that sent the request (its CURVE key), or nil on a plain bus.
+    public let caller: String?
 
     /// A logger with the request's type, id and actor as metadata (built when asked for:
     /// most requests never log).
@@ -23,8 +25,9 @@ public struct RPCContext: Sendable {
         return l
     }
 
-    public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext) {
+    public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext, caller: String? = nil) {
         self.envelope = envelope
+        self.caller = caller
         self.baseLogger = logger
         self.serviceContext = serviceContext
     }
@@ -43,6 +46,7 @@ public struct RPCRouter: Sendable {
     public typealias RawHandler = @Sendable (RPCContext) async throws -> Data?
 
     private(set) var handlers: [String: RawHandler] = [:]
+    private(set) var access: [String: MethodAccess] = [:]
 
     public init() {}
 
@@ -50,6 +54,7 @@ public struct RPCRouter: Sendable {
     public mutating func on<M: RPCMethod>(
         _ method: M.Type, _ handler: @escaping @Sendable (M.Request, RPCContext) async throws -> M.Response
     ) {
+        access[M.type] = M.access
         handlers[M.type] = { context in
             let request: M.Request
             do {
@@ -62,12 +67,15 @@ public struct RPCRouter: Sendable {
     }
 
     /// Registers a handler working on raw payload bytes.
-    public mutating func onRaw(_ type: String, _ handler: @escaping RawHandler) {
+    public mutating func onRaw(_ type: String, access: MethodAccess = .services, _ handler: @escaping RawHandler) {
+        self.access[type] = access
         handlers[type] = handler
     }
 
     /// Registers a handler for a one-way message type (no reply is sent).
-    public mutating func onOneWay(_ type: String, _ handler: @escaping @Sendable (RPCContext) async throws -> Void) {
+    public mutating func onOneWay(_ type: String, access: MethodAccess = .services,
+                                  _ handler: @escaping @Sendable (RPCContext) async throws -> Void) {
+        self.access[type] = access
         handlers[type] = { context in
             try await handler(context)
             return nil
@@ -77,6 +85,7 @@ public struct RPCRouter: Sendable {
     /// Adds every handler of `other` (later registrations win).
     public mutating func merge(_ other: RPCRouter) {
         handlers.merge(other.handlers) { _, new in new }
+        access.merge(other.access) { _, new in new }
     }
 
     /// The registered message types.

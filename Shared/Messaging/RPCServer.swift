@@ -30,6 +30,7 @@ public final class RPCServer: Service, Sendable {
     private let drained = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let perType = Mutex<[String: TypeMetrics]>([:])
     private let socketBox = SocketBox()
+    private let secured: Bool
 
     private final class SocketBox: Sendable {
         nonisolated(unsafe) var socket: SocketActor!
@@ -53,6 +54,8 @@ public final class RPCServer: Service, Sendable {
         self.maxConcurrent = maxConcurrent
         var options = SocketOptions(type: .router)
         options.binds = binds
+        options.curve = .server
+        self.secured = context.security != nil
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 500
         let box = socketBox
@@ -149,6 +152,12 @@ public final class RPCServer: Service, Sendable {
             reply(to: identity, error: ServiceError(.messageInvalid, "unknown message type \"\(request.type)\""), correlationId: request.id)
             return
         }
+        if let refusal = BusPolicy.refusal(type: request.type, access: router.access[request.type] ?? .services,
+                                           actor: request.actor, caller: message.principal, secured: secured) {
+            reject("caller_not_allowed", refusal)
+            reply(to: identity, error: ServiceError(.callerNotAllowed, refusal), correlationId: request.id)
+            return
+        }
         let key = request.headers[EnvelopeHeader.idempotencyKey].map { "\(request.actor ?? "-")|\(request.type)|\($0)" }
         if let key, case .replay(let cached) = await idempotency.claim(key) {
             telemetry.counter("chronir_rpc_idempotent_replays_total", [("type", request.type)]).increment()
@@ -158,7 +167,7 @@ public final class RPCServer: Service, Sendable {
             }
             return
         }
-        let frame = await process(request, handler: handler)
+        let frame = await process(request, handler: handler, caller: message.principal)
         if let key { idempotency.finish(key, reply: frame) }
         if let frame { socket.send([identity, frame]) }
     }
@@ -171,10 +180,10 @@ public final class RPCServer: Service, Sendable {
         return m
     }
 
-    private func process(_ request: Envelope, handler: RPCRouter.RawHandler) async -> Data? {
+    private func process(_ request: Envelope, handler: RPCRouter.RawHandler, caller: String?) async -> Data? {
         let span = telemetry.startProcessSpan(request, destination: serviceName, kind: .server)
         defer { span.end() }
-        let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context)
+        let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context, caller: caller)
         let started = ContinuousClock.now
         let metrics = metrics(for: request.type)
         let frame: Data?

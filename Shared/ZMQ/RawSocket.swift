@@ -47,6 +47,31 @@ final class RawSocket {
         if rc != 0 { throw ZMQError.current("zmq_setsockopt(\(option))") }
     }
 
+    /// Sets a string option (Z85 keys, the ZAP domain).
+    func set(_ option: Int32, string: String) throws {
+        try set(option, bytes: Array(string.utf8))
+    }
+
+    /// Applies a CURVE role with the context's keys; nothing on a plain bus.
+    func applyCurve(_ role: CurveRole, security: BusSecurity?) throws {
+        guard let security else { return }
+        switch role {
+        case .none:
+            return
+        case .server:
+            try set(ZMQ_CURVE_SERVER, 1)
+            try set(ZMQ_CURVE_SECRETKEY, string: security.keys.secretKey)
+            try set(ZMQ_ZAP_DOMAIN, string: "chronir")
+        case .client(let server):
+            guard let serverKey = security.publicKey(of: server) else {
+                throw BusSecurity.Invalid("no public key for \(server): add \(server).pub to the bus keys")
+            }
+            try set(ZMQ_CURVE_SERVERKEY, string: serverKey)
+            try set(ZMQ_CURVE_PUBLICKEY, string: security.keys.publicKey)
+            try set(ZMQ_CURVE_SECRETKEY, string: security.keys.secretKey)
+        }
+    }
+
     /// Binds and returns the concrete endpoint (a wildcard port resolved).
     func bind(_ endpoint: String) throws -> String {
         if zmq_bind(handle, endpoint) != 0 { throw ZMQError.current("zmq_bind(\(endpoint))") }
@@ -88,9 +113,10 @@ final class RawSocket {
     /// Receives one multipart message without blocking; nil when none is waiting.
     /// Frames larger than `maxFrameBytes` are replaced by an empty frame and reported in
     /// `oversized` (their size), so the caller can reject them without holding the bytes.
-    func receive(maxFrameBytes: Int) throws -> ReceivedMessage? {
+    func receive(maxFrameBytes: Int, readPrincipal: Bool = false) throws -> ReceivedMessage? {
         var frames: [Data] = []
         var oversized: Int? = nil
+        var principal: String? = nil
         while true {
             var msg = zmq_msg_t()
             zmq_msg_init(&msg)
@@ -101,6 +127,11 @@ final class RawSocket {
                 if frames.isEmpty && (err == EAGAIN || err == EINTR) { return nil }
                 if err == EINTR { continue }
                 throw ZMQError(code: err, operation: "zmq_msg_recv")
+            }
+            // The metadata rides on frames that came over the wire (a ROUTER's routing-id frame
+            // is made locally and has none), so read it from the last frame.
+            if readPrincipal, zmq_msg_more(&msg) == 0, let user = zmq_msg_gets(&msg, "User-Id") {
+                principal = String(cString: user)
             }
             let size = zmq_msg_size(&msg)
             if size > maxFrameBytes {
@@ -113,7 +144,7 @@ final class RawSocket {
             }
             if zmq_msg_more(&msg) == 0 { break }
         }
-        return ReceivedMessage(frames: frames, oversizedBytes: oversized)
+        return ReceivedMessage(frames: frames, oversizedBytes: oversized, principal: principal)
     }
 
     func close(lingerMilliseconds: Int32) {
@@ -138,9 +169,13 @@ public struct ReceivedMessage: Sendable {
     public var frames: [Data]
     /// When a frame exceeded the size limit: its size in bytes (that frame is empty here).
     public var oversizedBytes: Int?
+    /// On a CURVE server socket: the principal the ZAP handler accepted for the sending
+    /// connection (its `User-Id`). Nil on a plain bus.
+    public var principal: String?
 
-    public init(frames: [Data], oversizedBytes: Int? = nil) {
+    public init(frames: [Data], oversizedBytes: Int? = nil, principal: String? = nil) {
         self.frames = frames
         self.oversizedBytes = oversizedBytes
+        self.principal = principal
     }
 }

@@ -27,6 +27,7 @@ public final class SocketActor: Sendable {
     private let mailbox: Mailbox<ReceivedMessage>
     private let finished = OneShot()
     private let callbacks: Callbacks?
+    private let readsPrincipal: Bool
     nonisolated(unsafe) private let socket: RawSocket
 
     /// Delivery on the socket thread itself, for code that only resumes continuations
@@ -76,6 +77,7 @@ public final class SocketActor: Sendable {
         self.name = name
         self.callbacks = callbacks
         self.options = options
+        self.readsPrincipal = options.curve == .server && context.security != nil
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else { throw ZMQError(code: errno, operation: "eventfd") }
         self.wakeFD = fd
@@ -100,6 +102,7 @@ public final class SocketActor: Sendable {
             try raw.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMilliseconds)
             try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
             if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
+            try raw.applyCurve(options.curve, security: context.security)
             if options.immediate { try raw.set(ZMQ_IMMEDIATE, 1) }
             let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
             try raw.set(.maxMessageSize, hard)
@@ -271,7 +274,7 @@ public final class SocketActor: Sendable {
         while count < 1024, readable {
             let message: ReceivedMessage?
             do {
-                message = try socket.receive(maxFrameBytes: options.maxFrameBytes)
+                message = try socket.receive(maxFrameBytes: options.maxFrameBytes, readPrincipal: readsPrincipal)
             } catch {
                 stats.errors.add(1, ordering: .relaxed)
                 return (error as? ZMQError)?.code != ETERM

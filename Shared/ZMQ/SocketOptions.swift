@@ -37,8 +37,22 @@ public struct SocketOptions: Sendable {
     public var immediate: Bool = false
     /// TCP keepalive so dead peers are noticed.
     public var tcpKeepAlive: Bool = true
+    /// The socket's CurveZMQ role when its context has ``BusSecurity`` (ignored otherwise).
+    public var curve: CurveRole = .none
 
     public init(type: SocketType) {
         self.type = type
     }
+}
+
+/// What a socket is in a CurveZMQ handshake.
+public enum CurveRole: Sendable, Equatable {
+    /// No CURVE (inproc plumbing).
+    case none
+    /// The binding side: accepts clients the context's ZAP handler trusts, and reports each
+    /// message's sender principal in ``ReceivedMessage/principal``.
+    case server
+    /// The connecting side, talking to servers of `principal` (their public key is looked up
+    /// in the context's ``BusSecurity``).
+    case client(server: String)
 }

@@ -8,22 +8,51 @@ import Synchronization
 public final class ZMQContext: Sendable {
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
     private let terminated = Atomic<Bool>(false)
+    /// The keys of a CURVE-secured bus, or nil for a plain (insecure) one.
+    public let security: BusSecurity?
+    private let zap: ZAPHandler?
 
-    /// Creates a context with the given number of libzmq I/O threads.
+    /// Creates a plain context (no CURVE) with the given number of libzmq I/O threads.
     public init(ioThreads: Int = 1) {
+        self.handle = Self.newContext(ioThreads: ioThreads)
+        self.security = nil
+        self.zap = nil
+    }
+
+    /// Creates a context whose TCP sockets use CurveZMQ with `security`'s keys, and starts its
+    /// ZAP handler (before any socket exists, so no handshake is ever accepted unchecked).
+    /// `onZAPDecision` hears of every handshake (on the handler's thread; keep it quick).
+    public init(ioThreads: Int = 1, security: BusSecurity, onZAPDecision: @escaping @Sendable (ZAPDecision) -> Void = { _ in }) throws {
+        guard CurveKey.isSupported else { throw BusSecurity.Invalid("this libzmq was built without CURVE (libsodium)") }
+        let ctx = Self.newContext(ioThreads: ioThreads)
+        do {
+            self.zap = try ZAPHandler(context: ctx, security: security, onDecision: onZAPDecision)
+        } catch {
+            zmq_ctx_term(ctx)
+            throw error
+        }
+        self.handle = ctx
+        self.security = security
+    }
+
+    private static func newContext(ioThreads: Int) -> UnsafeMutableRawPointer {
         guard let ctx = zmq_ctx_new() else {
             fatalError("zmq_ctx_new failed: \(ZMQError.current())")
         }
         zmq_ctx_set(ctx, ZMQ_IO_THREADS, Int32(ioThreads))
         // We open far more sockets in tests than the default 1024 allows.
         zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, 8192)
-        self.handle = ctx
+        return ctx
     }
 
     /// Terminates the context. Blocks until every socket of the context is closed, so call it
     /// only after closing all actors. Idempotent.
     public func terminate() {
         guard !terminated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let zap {
+            zmq_ctx_shutdown(handle)   // the ZAP handler's blocking receive returns ETERM
+            zap.waitUntilClosed()
+        }
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }
 

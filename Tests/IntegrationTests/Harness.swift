@@ -39,6 +39,8 @@ final class TestSuite: Sendable {
             "CHRONIR_OUTBOX_HEARTBEAT": "300ms",
             "CHRONIR_HTTP_PORT": "0",
             "CHRONIR_HTTP_HOST": "127.0.0.1",
+            "CHRONIR_BUS_KEYS": TestBusKeys.directory,
+            "CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR": "100000",
         ]
         for (name, p) in ports {
             let prefix = "CHRONIR_\(name.rawValue.uppercased())"

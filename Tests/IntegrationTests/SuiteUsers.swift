@@ -41,9 +41,10 @@ extension TestSuite {
         return TestUser(uid: uid, token: token, email: email)
     }
 
-    /// Sends a request straight to a service over ZeroMQ (internal requests the gateway does not route).
+    /// Sends a request straight to a service over ZeroMQ (internal requests the gateway does not
+    /// route), with the operator's key, or the gateway's when acting for a user.
     func rpc<M: RPCMethod>(_ service: ServiceDirectory.Name, _ method: M.Type, _ request: M.Request, actor: String? = nil) async throws -> M.Response {
-        let context = ZMQContext()
+        let context = try TestBusKeys.context(actor == nil ? BusPolicy.operatorPrincipal : "gateway")
         let client = try RPCClient(context: context, target: service.rawValue, endpoints: ["tcp://127.0.0.1:\(ports[service]!.rpc)"],
                                    source: "tests/1", telemetry: .discarding())
         do {

@@ -11,8 +11,12 @@ struct DurabilityTests {
     struct Ports {
         let rpc = freePort()
         let pub = freePort()
-        var producerEnv: [String: String] { ["CHRONIR_RPC_BIND": "tcp://127.0.0.1:\(rpc)", "CHRONIR_PUB_BIND": "tcp://127.0.0.1:\(pub)"] }
-        var consumerEnv: [String: String] { ["PEER_RPC": "tcp://127.0.0.1:\(rpc)", "PEER_EVENTS": "tcp://127.0.0.1:\(pub)"] }
+        var producerEnv: [String: String] {
+            ["CHRONIR_RPC_BIND": "tcp://127.0.0.1:\(rpc)", "CHRONIR_PUB_BIND": "tcp://127.0.0.1:\(pub)", "CHRONIR_BUS_KEYS": TestBusKeys.directory]
+        }
+        var consumerEnv: [String: String] {
+            ["PEER_RPC": "tcp://127.0.0.1:\(rpc)", "PEER_EVENTS": "tcp://127.0.0.1:\(pub)", "CHRONIR_BUS_KEYS": TestBusKeys.directory]
+        }
     }
 
     func applied(_ url: String) async throws -> [(Int64, Int)] {

@@ -45,6 +45,7 @@ final class SchedulerCluster: Sendable {
             "CHRONIR_NOTIFICATIONS_RPC": "tcp://127.0.0.1:\(notificationsPort)",
             "CHRONIR_SCHEDULER_RPC": schedulerEndpoints,
             "CHRONIR_SCHEDULER_PUSH_TO": "notifications",
+            "CHRONIR_BUS_KEYS": TestBusKeys.directory,
         ]
         env.merge(extraEnvironment) { _, new in new }
         return env

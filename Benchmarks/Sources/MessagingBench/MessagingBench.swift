@@ -92,18 +92,29 @@ public func rawRoundTrips(count: Int, window: Int) -> Duration {
 }
 
 /// The project's path: RPCServer with a typed handler, RPCClient, `window` concurrent callers.
+/// `curve`: the server and the client each in its own CURVE-secured context (as two services
+/// are: server "bench", client "gateway" sending a user actor), else one plain context.
 public final class EnvelopeRig: Sendable {
-    let context = ZMQContext()
+    let context: ZMQContext
+    let clientContext: ZMQContext
     let server: RPCServer
     let client: RPCClient
     let task: Task<Void, any Error>
 
-    public init() throws {
+    public init(curve: Bool = false) throws {
+        if curve {
+            let bench = try CurveKeyPair.generate(), gateway = try CurveKeyPair.generate()
+            context = try ZMQContext(security: BusSecurity(principal: "bench", keys: bench, publicKeys: ["gateway": gateway.publicKey]))
+            clientContext = try ZMQContext(security: BusSecurity(principal: "gateway", keys: gateway, publicKeys: ["bench": bench.publicKey]))
+        } else {
+            context = ZMQContext()
+            clientContext = context
+        }
         var router = RPCRouter()
         router.on(Echo.self) { request, _ in request }
         server = try RPCServer(context: context, serviceName: "bench", instance: "s", binds: ["tcp://127.0.0.1:*"],
                                router: router, telemetry: .discarding(), maxConcurrent: 4096)
-        client = try RPCClient(context: context, target: "bench", endpoints: server.endpoints, source: "bench/c",
+        client = try RPCClient(context: clientContext, target: "bench", endpoints: server.endpoints, source: "bench/c",
                                telemetry: .discarding(), defaultTimeout: .seconds(30))
         let server = self.server
         task = Task { try await server.run() }
@@ -168,6 +179,7 @@ public final class EnvelopeRig: Sendable {
         await client.close()
         task.cancel()
         await server.close()
+        clientContext.terminate()
         context.terminate()
     }
 }

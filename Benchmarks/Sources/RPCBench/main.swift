@@ -16,19 +16,26 @@ let runs = option("--runs", 5)
 
 var raw: [Int] = []
 var envelope: [Int] = []
+var curve: [Int] = []
 for _ in 0..<runs {
     raw.append(perSecond(requests, rawRoundTrips(count: requests, window: window)))
-    let rig = try EnvelopeRig()
-    _ = try await rig.roundTrips(count: 2_000, window: window)
-    envelope.append(perSecond(requests, try await rig.roundTrips(count: requests, window: window)))
-    await rig.close()
+    for secured in [false, true] {
+        let rig = try EnvelopeRig(curve: secured)
+        _ = try await rig.roundTrips(count: 2_000, window: window)
+        let r = perSecond(requests, try await rig.roundTrips(count: requests, window: window))
+        if secured { curve.append(r) } else { envelope.append(r) }
+        await rig.close()
+    }
 }
 let rawMedian = raw.sorted()[runs / 2]
 let envMedian = envelope.sorted()[runs / 2]
+let curveMedian = curve.sorted()[runs / 2]
 print("round trips/s, window \(window), \(requests) per run, median of \(runs):")
 print("  raw libzmq DEALER/ROUTER, same bytes : \(rawMedian)   runs \(raw)")
 print("  envelope + JSON + RPCClient/RPCServer: \(envMedian)   runs \(envelope)")
 print(String(format: "  envelope / raw                       : %.1f %%", Double(envMedian) / Double(rawMedian) * 100))
+print("  the same over CurveZMQ (ZAP, User-Id): \(curveMedian)   runs \(curve)")
+print(String(format: "  CURVE on / off                       : %.1f %%", Double(curveMedian) / Double(envMedian) * 100))
 let rig = try EnvelopeRig()
 _ = try await rig.roundTrips(count: 2_000, window: 16)
 let h = try await rig.pacedLatency(rate: rate, seconds: seconds)

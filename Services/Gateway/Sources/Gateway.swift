@@ -2,11 +2,12 @@ import Foundation
 import Hummingbird
 import Messaging
 
-/// What route handlers share: the service clients and the token verifier.
+/// What route handlers share: the service clients, the token verifier and the sign-in limits.
 struct Gateway: Sendable {
     let clients: GatewayClients
     let verifier: TokenVerifier
     let telemetry: Telemetry
+    let throttle: AuthThrottle
 
     /// The verified caller of a request (`CA012` when there is none).
     func caller(_ request: Request) async throws -> Caller {

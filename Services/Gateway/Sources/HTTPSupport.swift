@@ -5,7 +5,13 @@ import NIOCore
 
 /// JSON in and out of the HTTP API.
 enum HTTPSupport {
-    static let maxBodyBytes = 1 << 20
+    /// The largest body a route takes: sign-in routes 16 KiB, store routes (signed receipts and
+    /// notifications) 1 MiB, every other route 64 KiB. Larger bodies get 413 `CA024`.
+    static func maxBodyBytes(for path: String) -> Int {
+        if path.hasPrefix("/v1/auth/") { return 16 << 10 }
+        if path.hasPrefix("/v1/webhooks/") || path.hasPrefix("/v1/subscriptions/") { return 1 << 20 }
+        return 64 << 10
+    }
 
     /// A JSON response with raw bytes.
     static func json(_ data: Data, status: HTTPResponse.Status = .ok, headers extra: HTTPFields = [:]) -> Response {
@@ -26,14 +32,19 @@ enum HTTPSupport {
     }
 
     /// Reads the body as a JSON object (an empty body reads as `{}`), refusing anything else
-    /// with `CA016` and bodies over 1 MiB with `CA024`.
+    /// with `CA016` (also text holding U+0000 or an unpaired surrogate, naming the field) and
+    /// bodies over the route's limit (``maxBodyBytes(for:)``) with `CA024`.
     static func object(_ request: Request) async throws -> [String: JSONValue] {
         var request = request
         let buffer: ByteBuffer
+        let limit = maxBodyBytes(for: request.uri.path)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ServiceError(.payloadTooLarge, "request body of \(length) bytes exceeds the \(limit)-byte limit of this route")
+        }
         do {
-            buffer = try await request.collectBody(upTo: maxBodyBytes)
+            buffer = try await request.collectBody(upTo: limit)
         } catch {
-            throw ServiceError(.payloadTooLarge, "request body exceeds \(maxBodyBytes) bytes")
+            throw ServiceError(.payloadTooLarge, "request body exceeds the \(limit)-byte limit of this route")
         }
         if buffer.readableBytes == 0 { return [:] }
         let data = Data(buffer: buffer)
@@ -41,9 +52,15 @@ enum HTTPSupport {
         do {
             value = try JSONCoding.decoder().decode(JSONValue.self, from: data)
         } catch {
+            if let field = BodyText.fieldWithLoneSurrogate(in: data) {
+                throw ServiceError(.validationFailed, "\(field) holds an unpaired UTF-16 surrogate")
+            }
             throw ServiceError(.validationFailed, "body is not valid JSON")
         }
         guard case .object(let object) = value else { throw ServiceError(.validationFailed, "body must be a JSON object") }
+        if let field = BodyText.fieldWithNUL(in: value) {
+            throw ServiceError(.validationFailed, "\(field) must not contain U+0000")
+        }
         return object
     }
 
@@ -69,6 +86,10 @@ enum HTTPSupport {
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
+            // U+0000 in a path or query parameter would reach PostgreSQL, which refuses it.
+            if request.uri.description.range(of: "%00", options: .caseInsensitive) != nil {
+                throw ServiceError(.validationFailed, "the URL must not contain U+0000 (%00)")
+            }
             return try await next(request, context)
         } catch let error as ServiceError {
             var headers: HTTPFields = [:]

@@ -261,5 +261,6 @@ extension AccountsMethods {
         }
         public typealias Response = User
         public static let type = "accounts.admin.set-tier"
+        public static let access = MethodAccess.operatorOnly
     }
 }

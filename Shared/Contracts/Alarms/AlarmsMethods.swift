@@ -88,6 +88,7 @@ public enum AlarmsMethods {
             }
         }
         public static let type = "alarms.admin.set-tier"
+        public static let access = MethodAccess.operatorOnly
     }
 }
 

@@ -117,5 +117,6 @@ public enum NotificationsMethods {
             public init(attempts: [Attempt]) { self.attempts = attempts }
         }
         public static let type = "notifications.attempts"
+        public static let access = MethodAccess.operatorOnly
     }
 }

@@ -56,5 +56,6 @@ public enum SchedulerMethods {
         public typealias Request = Empty
         public typealias Response = SchedulerStatus
         public static let type = "scheduler.status"
+        public static let access = MethodAccess.operatorOnly
     }
 }

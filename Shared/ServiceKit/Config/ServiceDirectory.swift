@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Defaults suit one machine (`make run`); containers override them with
 /// `CHRONIR_<SERVICE>_RPC` / `CHRONIR_<SERVICE>_EVENTS` (e.g. `tcp://alarms:7102`). A service
-/// binds `CHRONIR_RPC_BIND` / `CHRONIR_PUB_BIND` (defaults: its own ports on all interfaces).
+/// binds `CHRONIR_RPC_BIND` / `CHRONIR_PUB_BIND` (defaults: its own ports on loopback; containers bind `tcp://*:…`).
 public struct ServiceDirectory: Sendable {
     /// The services of the suite and their default ports.
     public enum Name: String, Sendable, CaseIterable {
@@ -47,13 +47,17 @@ public struct ServiceDirectory: Sendable {
         environment.list("\(service.envPrefix)_EVENTS", ["tcp://127.0.0.1:\(service.pubPort)"])
     }
 
+    /// The interface the default binds use: `CHRONIR_BIND_HOST` (default `127.0.0.1`;
+    /// containers set `*`).
+    public var bindHost: String { environment.string("CHRONIR_BIND_HOST", "127.0.0.1") }
+
     /// What this service binds for requests.
     public func rpcBind(for service: Name) -> [String] {
-        environment.list("CHRONIR_RPC_BIND", ["tcp://*:\(service.rpcPort)"])
+        environment.list("CHRONIR_RPC_BIND", ["tcp://\(bindHost):\(service.rpcPort)"])
     }
 
     /// What this service binds for publishing events.
     public func pubBind(for service: Name) -> [String] {
-        environment.list("CHRONIR_PUB_BIND", ["tcp://*:\(service.pubPort)"])
+        environment.list("CHRONIR_PUB_BIND", ["tcp://\(bindHost):\(service.pubPort)"])
     }
 }

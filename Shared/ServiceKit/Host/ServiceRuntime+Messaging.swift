@@ -9,7 +9,7 @@ extension ServiceRuntime {
         var router = router
         router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
         let service = ServiceDirectory.Name(rawValue: name)
-        let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://*:7100"])
+        let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
                              telemetry: telemetry, maxFrameBytes: maxFrameBytes,
                              maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000))
@@ -20,7 +20,7 @@ extension ServiceRuntime {
     public func makePublishedOutbox(database: Database, router: inout RPCRouter, binds: [String]? = nil) throws
         -> (writer: OutboxWriter, relay: OutboxRelay, close: @Sendable () async -> Void) {
         let service = ServiceDirectory.Name(rawValue: name)
-        let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? environment.list("CHRONIR_PUB_BIND", ["tcp://*:7200"])
+        let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? environment.list("CHRONIR_PUB_BIND", ["tcp://127.0.0.1:7200"])
         let pub = try PubEventSink(context: zmq, name: name, binds: bind)
         let outbox = try makeOutbox(database: database, sink: pub, router: &router)
         return (outbox.writer, outbox.relay, { await pub.close() })

@@ -46,7 +46,9 @@ public final class ServiceRuntime: Sendable {
     public let version: String
 
     /// Reads the environment. Throws ``ServiceEnvironment/Invalid`` naming a bad variable.
-    public init(service: String, environment: ServiceEnvironment = ServiceEnvironment()) throws {
+    /// `principal`: the bus identity whose key this process uses (default: `service`;
+    /// `operator` for `chronirctl`).
+    public init(service: String, environment: ServiceEnvironment = ServiceEnvironment(), principal: String? = nil) throws {
         self.name = service
         self.environment = environment
         self.directory = ServiceDirectory(environment: environment)
@@ -72,7 +74,8 @@ public final class ServiceRuntime: Sendable {
             otlpExporter = nil
         }
         self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
-        self.zmq = ZMQContext(ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
+        self.zmq = try BusKeys.context(principal: principal ?? service, environment: environment, logger: logger,
+                                       ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
         self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: try environment.int("CHRONIR_EVENT_LOOPS", System.coreCount, in: 1...64))
     }
 

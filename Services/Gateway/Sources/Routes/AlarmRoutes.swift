@@ -5,7 +5,7 @@ import Messaging
 
 /// `/v1/alarms…`: alarms, the delta feed, completions, exports.
 enum AlarmRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/alarms") { request, _ in
             let caller = try await g.caller(request)
             let reply = try await g.call(g.clients.alarms, AlarmsMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller)

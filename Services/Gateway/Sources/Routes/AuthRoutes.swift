@@ -2,15 +2,26 @@ import Contracts
 import Hummingbird
 import Messaging
 
-/// `/v1/auth/*`: sign-up, login, refresh, logout.
+/// `/v1/auth/*`: sign-up, login, refresh, logout. Sign-up and login pass ``AuthThrottle``.
 enum AuthRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
-        router.post("/v1/auth/signup") { request, _ in
-            try await g.forward(g.clients.accounts, AccountsMethods.Signup.type, payload: try await HTTPSupport.payload(request),
-                                caller: nil, status: .created)
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
+        router.post("/v1/auth/signup") { request, context in
+            let payload = try await HTTPSupport.payload(request)
+            try g.throttle.admitSignup(address: context.peer)
+            return try await g.forward(g.clients.accounts, AccountsMethods.Signup.type, payload: payload, caller: nil, status: .created)
         }
-        router.post("/v1/auth/login") { request, _ in
-            try await g.forward(g.clients.accounts, AccountsMethods.Login.type, payload: try await HTTPSupport.payload(request), caller: nil)
+        router.post("/v1/auth/login") { request, context in
+            let body = try await HTTPSupport.object(request)
+            let account = body["email"]?.stringValue?.lowercased() ?? ""
+            try g.throttle.admitLogin(account: account, address: context.peer)
+            do {
+                let response = try await g.forward(g.clients.accounts, AccountsMethods.Login.type, payload: try JSONCoding.encode(body), caller: nil)
+                g.throttle.recordLogin(account: account, address: context.peer, succeeded: true)
+                return response
+            } catch let error as ServiceError where error.code == .invalidCredentials {
+                g.throttle.recordLogin(account: account, address: context.peer, succeeded: false)
+                throw error
+            }
         }
         router.post("/v1/auth/refresh") { request, _ in
             try await g.forward(g.clients.accounts, AccountsMethods.Refresh.type, payload: try await HTTPSupport.payload(request), caller: nil)

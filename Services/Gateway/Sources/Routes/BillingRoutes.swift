@@ -6,7 +6,7 @@ import Messaging
 
 /// Products, entitlements, purchases and the stores' webhooks (answered by billing).
 enum BillingRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway, logger: Logger) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, logger: Logger) {
         let billing = g.clients.billing
         router.get("/v1/products") { _, _ in
             try await g.forward(billing, BillingMethods.Products.type, caller: nil)

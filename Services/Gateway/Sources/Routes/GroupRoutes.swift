@@ -4,9 +4,9 @@ import Messaging
 
 /// `/v1/groups`: groups, members, roles, ownership transfer (answered by accounts).
 enum GroupRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         let accounts = g.clients.accounts
-        @Sendable func ref(_ context: BasicRequestContext, extra: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
+        @Sendable func ref(_ context: GatewayContext, extra: [String: JSONValue] = [:]) throws -> [String: JSONValue] {
             var o = extra
             o["groupId"] = .string(try context.parameters.require("id"))
             if let uid = context.parameters.get("uid") { o["uid"] = .string(uid) }

@@ -16,7 +16,7 @@ enum HealthRoutes {
         var services: [Entry]
     }
 
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.get("/healthz") { _, _ in
             let entries = await withTaskGroup(of: Entry.self) { group in
                 for (name, client) in g.clients.all {

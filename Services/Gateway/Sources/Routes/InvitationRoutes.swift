@@ -5,9 +5,9 @@ import Messaging
 
 /// `/v1/invitations`: create, list, look up, accept, decline, revoke (answered by invitations).
 enum InvitationRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         let invitations = g.clients.invitations
-        @Sendable func code(_ context: BasicRequestContext) throws -> Data {
+        @Sendable func code(_ context: GatewayContext) throws -> Data {
             try JSONCoding.encode(InvitationsMethods.Ref(code: try context.parameters.require("code")))
         }
         router.post("/v1/invitations") { request, _ in

@@ -4,7 +4,7 @@ import Messaging
 
 /// `/v1/me` and `/v1/me/devices`: the caller's profile, settings and devices.
 enum MeRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.get("/v1/me") { request, _ in
             try await g.forward(g.clients.accounts, AccountsMethods.GetMe.type, caller: try await g.caller(request))
         }

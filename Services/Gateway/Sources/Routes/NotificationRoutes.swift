@@ -6,7 +6,7 @@ import NIOCore
 
 /// `/v1/me/notifications` (the inbox) and `/v1/me/events` (the live stream, Server-Sent Events).
 enum NotificationRoutes {
-    static func add(to router: Router<BasicRequestContext>, gateway g: Gateway, hub: LiveHub) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, hub: LiveHub) {
         router.get("/v1/me/notifications") { request, _ in
             let caller = try await g.caller(request)
             let q = request.uri.queryParameters

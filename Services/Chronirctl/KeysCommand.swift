@@ -1,0 +1,32 @@
+import ArgumentParser
+import Foundation
+import ServiceKit
+import ZMQ
+
+/// `chronirctl keys generate --dir .run/keys`: the CurveZMQ key pairs of the bus, one per
+/// principal (each service, the gateway, the operator); existing keys are kept.
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage the CurveZMQ keys of the internal bus.",
+        subcommands: [Generate.self]
+    )
+
+    struct Generate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "generate",
+            abstract: "Write public/<principal>.pub and secret/<principal>.key for every principal that has none.")
+
+        @Option(help: "The key directory (CHRONIR_BUS_KEYS of the services).")
+        var dir: String
+
+        @Option(help: "Principals (comma-separated); default: every service, gateway and operator.")
+        var principals: String?
+
+        func run() async throws {
+            let names = principals.map { $0.split(separator: ",").map { String($0) } } ?? BusKeys.principals
+            let created = try KeyFile.generate(in: dir, principals: names)
+            print(created.isEmpty ? "keys in \(dir) are complete" : "generated keys for \(created.joined(separator: ", ")) in \(dir)")
+        }
+    }
+}

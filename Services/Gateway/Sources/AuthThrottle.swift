@@ -1,0 +1,103 @@
+import Foundation
+import Messaging
+import Synchronization
+
+/// Limits on the unauthenticated routes that cost the most and are guessed at: sign-up per
+/// address (a token bucket) and login failures per account and per address (exponential
+/// back-off). A refusal is `CA019` with `retryAfterSeconds` (the gateway adds `Retry-After`).
+///
+/// The state is per gateway process (replicas each keep their own); entries expire, and the
+/// tables are capped so a flood of distinct addresses cannot grow them without end.
+final class AuthThrottle: Sendable {
+    /// Settings (`CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR`, `CHRONIR_LOGIN_FAILURES_FREE`,
+    /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE`, `CHRONIR_LOGIN_BACKOFF_MAX`).
+    struct Limits: Sendable {
+        /// Sign-ups one address may make per hour (a burst of this size, refilling evenly).
+        var signupsPerAddressPerHour = 20
+        /// Failed logins of one account before back-off starts.
+        var accountFailuresFree = 5
+        /// Failed logins from one address (any account) before back-off starts.
+        var addressFailuresFree = 20
+        /// The longest back-off.
+        var maxBackoffSeconds = 900
+    }
+
+    private struct Bucket { var tokens: Double; var at: Date }
+    private struct Failures { var count: Int; var lockedUntil: Date; var at: Date }
+    private struct State {
+        var signups: [String: Bucket] = [:]
+        var accounts: [String: Failures] = [:]
+        var addresses: [String: Failures] = [:]
+    }
+
+    private let limits: Limits
+    private let state = Mutex(State())
+    private let maxEntries = 100_000
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    /// Takes one sign-up from `address`'s bucket, or throws `CA019`.
+    func admitSignup(address: String, now: Date = Date()) throws {
+        let perSecond = Double(limits.signupsPerAddressPerHour) / 3600
+        let capacity = Double(limits.signupsPerAddressPerHour)
+        let wait: Int? = state.withLock { s in
+            if s.signups.count > maxEntries { s.signups = s.signups.filter { now.timeIntervalSince($0.value.at) < 3600 } }
+            var b = s.signups[address] ?? Bucket(tokens: capacity, at: now)
+            b.tokens = min(capacity, b.tokens + now.timeIntervalSince(b.at) * perSecond)
+            b.at = now
+            guard b.tokens >= 1 else {
+                s.signups[address] = b
+                return Int(((1 - b.tokens) / perSecond).rounded(.up))
+            }
+            b.tokens -= 1
+            s.signups[address] = b
+            return nil
+        }
+        if let wait { throw Self.refusal("too many sign-ups from this address", wait) }
+    }
+
+    /// Throws `CA019` while `account` or `address` is backing off after failed logins.
+    func admitLogin(account: String, address: String, now: Date = Date()) throws {
+        let wait = state.withLock { s -> Int? in
+            let a = s.accounts[account].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
+            let b = s.addresses[address].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
+            let w = max(a, b)
+            return w > 0 ? Int(w.rounded(.up)) : nil
+        }
+        if let wait { throw Self.refusal("too many failed logins; try again later", wait) }
+    }
+
+    /// Records a login's outcome: a failure extends the back-off, a success clears the account's.
+    func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) {
+        state.withLock { s in
+            if succeeded {
+                s.accounts[account] = nil
+                return
+            }
+            if s.accounts.count > maxEntries { s.accounts = s.accounts.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
+            if s.addresses.count > maxEntries { s.addresses = s.addresses.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
+            s.accounts[account] = bump(s.accounts[account], free: limits.accountFailuresFree, now: now)
+            s.addresses[address] = bump(s.addresses[address], free: limits.addressFailuresFree, now: now)
+        }
+    }
+
+    /// One more failure: past `free` failures, locked for 1, 2, 4, … seconds (capped). Failures
+    /// older than a day are forgotten.
+    private func bump(_ f: Failures?, free: Int, now: Date) -> Failures {
+        var f = f ?? Failures(count: 0, lockedUntil: .distantPast, at: now)
+        if now.timeIntervalSince(f.at) > 86_400 { f.count = 0 }
+        f.count += 1
+        f.at = now
+        if f.count > free {
+            let seconds = min(Double(limits.maxBackoffSeconds), pow(2, Double(min(f.count - free - 1, 30))))
+            f.lockedUntil = now.addingTimeInterval(seconds)
+        }
+        return f
+    }
+
+    private static func refusal(_ message: String, _ seconds: Int) -> ServiceError {
+        ServiceError(.rateLimited, message, details: .object(["retryAfterSeconds": .number(Double(max(1, seconds)))]))
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Logging
+import ZMQ
+
+/// Reads the CurveZMQ keys of this process from the environment and builds its ZeroMQ context.
+///
+/// - `CHRONIR_BUS_KEYS`: a directory as `chronirctl keys generate` writes it
+///   (`public/<principal>.pub`, `secret/<principal>.key`);
+/// - `CHRONIR_BUS_PUBLIC_KEYS` (a directory of `*.pub`) and `CHRONIR_BUS_SECRET_KEY_FILE`
+///   override its two parts (compose mounts the public keys and passes each service its
+///   own secret);
+/// - with none of them, the process refuses to start unless `CHRONIR_INSECURE_BUS=1`, and
+///   then says in its log that anyone who reaches its ports is trusted.
+public enum BusKeys {
+    /// The context of `principal`: CURVE-secured when keys are configured.
+    public static func context(principal: String, environment: ServiceEnvironment, logger: Logger, ioThreads: Int) throws -> ZMQContext {
+        guard let security = try load(principal: principal, environment: environment) else {
+            guard try environment.bool("CHRONIR_INSECURE_BUS", false) else {
+                throw ServiceEnvironment.Invalid(
+                    "no bus keys: set CHRONIR_BUS_KEYS (a directory written by `chronirctl keys generate`), or "
+                        + "CHRONIR_BUS_PUBLIC_KEYS and CHRONIR_BUS_SECRET_KEY_FILE; CHRONIR_INSECURE_BUS=1 runs without CURVE")
+            }
+            logger.warning("INSECURE BUS: CHRONIR_INSECURE_BUS=1 and no keys; every peer that reaches this process's ports is trusted")
+            return ZMQContext(ioThreads: ioThreads)
+        }
+        logger.info("bus secured with CURVE", metadata: ["principal": "\(principal)", "trusted": "\(security.publicKeys.keys.sorted())"])
+        return try ZMQContext(ioThreads: ioThreads, security: security) { decision in
+            if let who = decision.principal {
+                logger.debug("bus connection accepted", metadata: ["principal": "\(who)", "address": "\(decision.address)"])
+            } else {
+                logger.warning("bus connection refused", metadata: ["address": "\(decision.address)", "reason": "\(decision.reason)"])
+            }
+        }
+    }
+
+    /// The keys of `principal`, or nil when none are configured.
+    public static func load(principal: String, environment: ServiceEnvironment) throws -> BusSecurity? {
+        let dir = environment.optional("CHRONIR_BUS_KEYS")
+        let publics = environment.optional("CHRONIR_BUS_PUBLIC_KEYS") ?? dir.map { "\($0)/public" }
+        let secret = environment.optional("CHRONIR_BUS_SECRET_KEY_FILE") ?? dir.map { KeyFile.secretPath($0, principal) }
+        switch (publics, secret) {
+        case (nil, nil):
+            return nil
+        case (let p?, let s?):
+            return try BusSecurity.load(principal: principal, publicKeysDirectory: p, secretKeyFile: s)
+        default:
+            throw ServiceEnvironment.Invalid("CHRONIR_BUS_PUBLIC_KEYS and CHRONIR_BUS_SECRET_KEY_FILE go together (or set CHRONIR_BUS_KEYS)")
+        }
+    }
+
+    /// Every principal of the suite: the services, the gateway and the operator.
+    public static let principals = ServiceDirectory.Name.allCases.map(\.rawValue) + ["gateway", "operator"]
+}

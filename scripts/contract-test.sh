@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `make contract-test`: schemathesis against the running suite, every phase (examples,
+# coverage, fuzzing, stateful), every check, as a signed-in Premium user. Passes only when
+# schemathesis finds nothing: no 5xx, every status documented, every response conforming.
+#   CONTRACT_SEED=N            schemathesis seed (default fixed, so CI is repeatable)
+#   CONTRACT_MAX_EXAMPLES=N    examples per operation (default 25)
+# Starts its own copy of the suite (`make run` on a throwaway PostgreSQL, HTTP on 18180) and
+# stops it afterwards; the report lands in .run/contract/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=.run/contract
+mkdir -p "$out"
+scripts/deps.sh
+
+# schemathesis in a venv of its own (pinned).
+venv=.run/contract-venv
+if ! [ -x "$venv/bin/st" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q schemathesis==4.32.5
+fi
+
+port=${CONTRACT_HTTP_PORT:-18180}
+rm -rf "$out/pg"
+# Sign-ups: schemathesis creates many accounts from one address.
+CHRONIR_HTTP_PORT=$port CHRONIR_PG_PORT=${CONTRACT_PG_PORT:-55435} CHRONIR_PG_DIR=$out/pg \
+    CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=1000000 CHRONIR_ALARM_CREATIONS_PER_MINUTE=100000 \
+    CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning} scripts/run.sh >"$out/suite.log" 2>&1 &
+suite=$!
+stop() { kill -TERM "$suite" 2>/dev/null || true; wait "$suite" 2>/dev/null || true; }
+trap stop EXIT
+for _ in $(seq 1 600); do
+    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+    kill -0 "$suite" 2>/dev/null || { cat "$out/suite.log"; echo "contract-test: the suite did not start" >&2; exit 1; }
+    sleep 1
+done
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "contract-test: the suite is not healthy" >&2; exit 1; }
+
+# A signed-in Premium user (the operator sets the tier, as billing would).
+email="contract-$(date +%s)@example.com"
+auth=$(curl -fsS -X POST "http://127.0.0.1:$port/v1/auth/signup" -H 'Content-Type: application/json' \
+    -d "{\"email\":\"$email\",\"password\":\"correct horse battery\",\"displayName\":\"Contract\",\"timezone\":\"UTC\"}")
+token=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["accessToken"])' <<<"$auth")
+uid=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["user"]["uid"])' <<<"$auth")
+bin=$(swift build --show-bin-path)
+CHRONIR_BUS_KEYS=$root/.run/keys "$bin/chronirctl" tier set --user "$uid" --tier premium >/dev/null
+
+echo "contract-test: schemathesis against http://127.0.0.1:$port as $email" >&2
+# Signing out or deleting the account would end the session the run uses: those two operations
+# are exercised by the integration tests instead.
+set +e
+"$venv/bin/st" run proto/openapi.yaml --url "http://127.0.0.1:$port" \
+    -H "Authorization: Bearer $token" \
+    --phases examples,coverage,fuzzing,stateful --checks all \
+    --max-examples "${CONTRACT_MAX_EXAMPLES:-25}" --seed "${CONTRACT_SEED:-20261124}" --workers 1 \
+    --exclude-operation-id logout --exclude-operation-id deleteMe \
+    --request-timeout 20 --report junit,ndjson --report-dir "$out" --output-truncate true \
+    --warnings off | tee "$out/summary.txt"
+rc=${PIPESTATUS[0]}
+set -e
+echo "contract-test: schemathesis exited $rc (report in $out)" >&2
+exit "$rc"
