@@ -49,7 +49,7 @@ echo "contract-test: schemathesis against http://127.0.0.1:$port as $email" >&2
 # Signing out or deleting the account would end the session the run uses: those two operations
 # are exercised by the integration tests instead.
 set +e
-"$venv/bin/st" run proto/openapi.yaml --url "http://127.0.0.1:$port" \
+"$venv/bin/st" --config-file proto/schemathesis.toml run proto/openapi.yaml --url "http://127.0.0.1:$port" \
     -H "Authorization: Bearer $token" \
     --phases examples,coverage,fuzzing,stateful --checks all \
     --max-examples "${CONTRACT_MAX_EXAMPLES:-25}" --seed "${CONTRACT_SEED:-20261124}" --workers 1 \

@@ -32,6 +32,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case invitationNotPending = "CA028"
     case paymentRequired = "CA029"
     case callerNotAllowed = "CA030"
+    case methodNotAllowed = "CA031"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -66,6 +67,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invitationNotPending: "INVITATION_NOT_PENDING"
         case .paymentRequired: "PAYMENT_REQUIRED"
         case .callerNotAllowed: "CALLER_NOT_ALLOWED"
+        case .methodNotAllowed: "METHOD_NOT_ALLOWED"
         }
     }
 
@@ -76,6 +78,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .groupMemberLimit, .invitationAlreadyAccepted, .syncConflict, .alreadyExists, .snoozeLimitReached, .invitationNotPending: 409
         case .invitationExpired: 410
         case .paymentRequired: 402
+        case .methodNotAllowed: 405
         case .alarmNotFound, .notFound: 404
         case .scheduleInvalid, .validationFailed, .messageInvalid, .receiptInvalid,
              .osAlarmPermissionDenied, .notificationPermissionDenied: 400

@@ -31,6 +31,9 @@ public final class RPCServer: Service, Sendable {
     private let perType = Mutex<[String: TypeMetrics]>([:])
     private let socketBox = SocketBox()
     private let secured: Bool
+    /// Turns an error a handler let through into the ``ServiceError`` it means (a database
+    /// outage into `CA022`), or nil for `CA023`.
+    private let translate: (@Sendable (any Error) -> ServiceError?)?
 
     private final class SocketBox: Sendable {
         nonisolated(unsafe) var socket: SocketActor!
@@ -44,8 +47,10 @@ public final class RPCServer: Service, Sendable {
     /// Binds a ROUTER to `binds`. Requests are taken once ``run()`` starts.
     public init(
         context: ZMQContext, serviceName: String, instance: String, binds: [String], router: RPCRouter,
-        telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024
+        telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024,
+        translate: (@Sendable (any Error) -> ServiceError?)? = nil
     ) throws {
+        self.translate = translate
         self.serviceName = serviceName
         self.source = "\(serviceName)/\(instance)"
         self.router = router
@@ -203,6 +208,12 @@ public final class RPCServer: Service, Sendable {
                 context.logger.debug("request refused", metadata: ["error": "\(error)"])
             }
             frame = errorFrame(error, correlationId: request.id)
+        } catch where translate?(error) != nil {
+            let translated = translate!(error)!
+            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", translated.code.rawValue)]).increment()
+            span.setStatus(.init(code: .error))
+            context.logger.warning("request failed", metadata: ["error": "\(error)", "answered": "\(translated.code.rawValue)"])
+            frame = errorFrame(translated, correlationId: request.id)
         } catch {
             telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", "CA023")]).increment()
             span.recordError(error)

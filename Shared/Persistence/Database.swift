@@ -13,6 +13,8 @@ public final class Database: Service, Sendable {
     public let client: PostgresClient
     /// The logger queries log to.
     public let logger: Logger
+    /// Whether PostgreSQL answers (kept current by ``probeAvailability(interval:timeout:)``).
+    public let availability = DatabaseAvailability()
 
     public init(config: DatabaseConfig, logger: Logger, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         self.config = config
@@ -34,7 +36,8 @@ public final class Database: Service, Sendable {
     /// Runs one query outside a transaction.
     @discardableResult
     public func query(_ query: PostgresQuery, file: String = #fileID, line: Int = #line) async throws -> PostgresRowSequence {
-        try await client.query(query, logger: logger, file: file, line: line)
+        guard availability.isUp else { throw DatabaseUnavailable() }
+        return try await client.query(query, logger: logger, file: file, line: line)
     }
 
     /// Transaction isolation levels.
@@ -48,6 +51,7 @@ public final class Database: Service, Sendable {
     public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         // A deadlock or serialization failure rolls the whole transaction back, so it is safe to
         // run again: up to 3 tries, after a short random pause.
+        guard availability.isUp else { throw DatabaseUnavailable() }
         var attempt = 1
         while true {
             do {

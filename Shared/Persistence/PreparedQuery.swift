@@ -70,6 +70,7 @@ extension Database {
     /// ``PostgresConnection/prepared(_:logger:)``).
     @discardableResult
     public func prepared(_ query: PostgresQuery) async throws -> PreparedRows {
-        try await PreparedQuery.with(query) { try await client.execute($0, logger: logger) }
+        guard availability.isUp else { throw DatabaseUnavailable() }
+        return try await PreparedQuery.with(query) { try await client.execute($0, logger: logger) }
     }
 }

@@ -17,8 +17,8 @@ final class TestSuite: Sendable {
     let gatewayPort = Mutex<Int?>(nil)
     let running = Mutex<[RunningService]>([])
 
-    init(label: String) async throws {
-        databaseURL = try await TestDatabase.create(label)
+    init(label: String, adminURL: String? = nil) async throws {
+        databaseURL = try await TestDatabase.create(label, adminURL: adminURL)
         var p: [ServiceDirectory.Name: (Int, Int)] = [:]
         for name in ServiceDirectory.Name.allCases { p[name] = (freePort(), freePort()) }
         ports = p
@@ -78,8 +78,9 @@ final class TestSuite: Sendable {
 }
 
 /// Runs `body` with a new suite and always shuts it down, even when the body throws.
-func withTestSuite(label: String, start: (TestSuite) throws -> Void, _ body: (TestSuite) async throws -> Void) async throws {
-    let suite = try await TestSuite(label: label)
+func withTestSuite(label: String, adminURL: String? = nil, start: (TestSuite) throws -> Void,
+                   _ body: (TestSuite) async throws -> Void) async throws {
+    let suite = try await TestSuite(label: label, adminURL: adminURL)
     do {
         try start(suite)
         try await body(suite)

@@ -13,9 +13,10 @@ public enum TestDatabase {
     }
 
     /// Creates an empty database and returns its URL (same credentials as the admin URL).
-    public static func create(_ label: String = "t") async throws -> String {
+    public static func create(_ label: String = "t", adminURL: String? = nil) async throws -> String {
         let name = "\(label.lowercased().filter { $0.isLetter || $0.isNumber })_\(UInt32.random(in: 0...UInt32.max))"
-        try await admin { connection in
+        let adminURL = adminURL ?? self.adminURL
+        try await admin(url: adminURL) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: quiet)
         }
         var components = URLComponents(string: adminURL)!
@@ -24,7 +25,8 @@ public enum TestDatabase {
     }
 
     /// Runs statements on the admin database.
-    public static func admin(_ body: (PostgresConnection) async throws -> Void) async throws {
+    public static func admin(url: String? = nil, _ body: (PostgresConnection) async throws -> Void) async throws {
+        let adminURL = url ?? self.adminURL
         let config = try DatabaseConfig.parse(url: adminURL, schema: "public")
         let connection: PostgresConnection
         do {

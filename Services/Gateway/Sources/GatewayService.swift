@@ -27,7 +27,8 @@ public enum GatewayService {
 
         let router = Router(context: GatewayContext.self)
         router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry))
-        router.add(middleware: ErrorMiddleware())
+        let allowed = AllowedMethods()
+        router.add(middleware: ErrorMiddleware(allowed: allowed))
         AuthRoutes.add(to: router, gateway: gateway)
         MeRoutes.add(to: router, gateway: gateway)
         AlarmRoutes.add(to: router, gateway: gateway)
@@ -37,6 +38,7 @@ public enum GatewayService {
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
+        allowed.load(from: router)
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")
         let port = try env.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)

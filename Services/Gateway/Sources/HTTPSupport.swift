@@ -84,6 +84,9 @@ enum HTTPSupport {
 /// Turns every error into the API's JSON error shape: `ServiceError` as is, routing errors
 /// as `CA017`/`CA016`, anything unexpected as `CA023` (and logged).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The routes' methods, for 405 answers.
+    let allowed: AllowedMethods
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             // U+0000 in a path or query parameter would reach PostgreSQL, which refuses it.
@@ -93,14 +96,20 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as ServiceError {
             var headers: HTTPFields = [:]
-            if error.code == .rateLimited, let after = error.details?["retryAfterSeconds"]?.intValue {
-                headers[.retryAfter] = String(after)
+            if error.code == .rateLimited || error.code == .serviceUnavailable {
+                // A 503 always says when to come back (2 s unless the service said otherwise).
+                let after = error.details?["retryAfterSeconds"]?.intValue ?? (error.code == .serviceUnavailable ? 2 : nil)
+                if let after { headers[.retryAfter] = String(after) }
             }
             return HTTPSupport.error(error, headers: headers)
         } catch let error as HTTPError {
             switch error.status {
-            case .notFound: return HTTPSupport.error(ServiceError(.notFound, "no such route: \(request.method) \(request.uri.path)"))
-            case .methodNotAllowed: return HTTPSupport.error(ServiceError(.validationFailed, "method \(request.method) is not allowed here"))
+            case .notFound, .methodNotAllowed:
+                if let methods = allowed.methods(for: request.uri.path), !methods.contains(request.method.rawValue) {
+                    return HTTPSupport.error(ServiceError(.methodNotAllowed, "\(request.uri.path) takes \(methods.joined(separator: ", ")), not \(request.method)"),
+                                             headers: [.allow: methods.joined(separator: ", ")])
+                }
+                return HTTPSupport.error(ServiceError(.notFound, "no such route: \(request.method) \(request.uri.path)"))
             case .contentTooLarge: return HTTPSupport.error(ServiceError(.payloadTooLarge, "request body too large"))
             default:
                 if error.status.code < 500 {

@@ -90,6 +90,9 @@ public enum ServiceHost {
                 try await database.waitUntilReachable()
                 try await Migrator(database: database).migrate(migrations)
                 health.addDatabase(database)
+                let probeEvery = try runtime.environment.duration("CHRONIR_DB_PROBE_INTERVAL", .seconds(1))
+                let probeTimeout = try runtime.environment.duration("CHRONIR_DB_PROBE_TIMEOUT", .seconds(2))
+                pool.addTask { await database.probeAvailability(interval: probeEvery, timeout: probeTimeout) }
             }
             var parts = try await build(runtime, database, ServiceParts(health: health))
             var services: [any Service] = []

@@ -12,7 +12,16 @@ extension ServiceRuntime {
         let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
                              telemetry: telemetry, maxFrameBytes: maxFrameBytes,
-                             maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000))
+                             maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000),
+                             translate: Self.databaseOutage)
+    }
+
+    /// A database outage answered as `CA022` with `retryAfterSeconds` (the gateway's 503 and
+    /// `Retry-After`); the service keeps running and the pool reconnects by itself.
+    @Sendable static func databaseOutage(_ error: any Error) -> ServiceError? {
+        guard DatabaseAvailability.isOutage(error) else { return nil }
+        return ServiceError(.serviceUnavailable, "the database is unreachable; retry shortly",
+                            details: .object(["retryAfterSeconds": .number(2)]))
     }
 
     /// The outbox of this service's stream, published on a bound PUB socket; registers

@@ -23,7 +23,10 @@ enum NotificationRoutes {
         }
         router.get("/v1/me/events") { request, _ in
             let caller = try await g.caller(request)
-            let last = try cursor(request.headers[.init("Last-Event-ID")!] ?? request.uri.queryParameters.get("lastEventId"))
+            // Both forms are checked; the header wins when both are given.
+            let header = try cursor(request.headers[.init("Last-Event-ID")!])
+            let query = try cursor(request.uri.queryParameters.get("lastEventId"))
+            let last = header ?? query
             return events(g, hub: hub, caller: caller, after: last)
         }
     }

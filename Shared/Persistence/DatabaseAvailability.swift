@@ -1,0 +1,104 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Whether PostgreSQL answers, as a probe sees it every second. While it does not, the
+/// service's queries fail at once with ``DatabaseUnavailable`` (answered `CA022` with
+/// `Retry-After`) instead of waiting in the pool for a connection that cannot come; when the
+/// probe gets an answer again, queries flow as before (the pool reconnects by itself).
+public final class DatabaseAvailability: Sendable {
+    private let up = Atomic<Bool>(true)
+
+    public init() {}
+
+    /// Whether the last probe got an answer.
+    public var isUp: Bool { up.load(ordering: .relaxed) }
+
+    /// Records a probe's outcome; true when it changed.
+    func record(_ answered: Bool) -> Bool {
+        up.exchange(answered, ordering: .relaxed) != answered
+    }
+
+    /// Whether `error` means PostgreSQL could not be reached or went away (as opposed to a
+    /// statement it refused): connection failures, a closed or lost connection, and the
+    /// server's own shutdown and connection codes (SQLSTATE classes 08 and 57P).
+    public static func isOutage(_ error: any Error) -> Bool {
+        if error is DatabaseUnavailable { return true }
+        guard let e = error as? PSQLError else { return false }
+        switch e.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+            return true
+        case .server:
+            let state = e.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return false
+        }
+    }
+}
+
+/// Thrown instead of querying while PostgreSQL is unreachable.
+public struct DatabaseUnavailable: Error, CustomStringConvertible {
+    public var description: String { "PostgreSQL is unreachable" }
+    public init() {}
+}
+
+extension Database {
+    /// Probes the database every `interval` until cancelled, giving each probe `timeout`, and
+    /// keeps ``availability`` current (logging each change).
+    public func probeAvailability(interval: Duration = .seconds(1), timeout: Duration = .seconds(2)) async {
+        while !Task.isCancelled {
+            let answered = await probe(timeout: timeout)
+            if availability.record(answered) {
+                if answered {
+                    logger.notice("PostgreSQL answers again; serving")
+                } else {
+                    logger.error("PostgreSQL does not answer; requests get CA022 until it does", metadata: ["database": "\(config.redacted)"])
+                }
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// One `SELECT 1`, given up after `timeout` (a query waiting for a pool connection that
+    /// cannot be made does not end by itself).
+    private func probe(timeout: Duration) async -> Bool {
+        let outcome = ProbeOutcome()
+        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            outcome.install(c)
+            let query = Task { [client, logger] in
+                do {
+                    try await client.query("SELECT 1", logger: logger)
+                    outcome.finish(true)
+                } catch {
+                    outcome.finish(false)
+                }
+            }
+            Task {
+                try? await Task.sleep(for: timeout)
+                if outcome.finish(false) { query.cancel() }
+            }
+        }
+    }
+}
+
+/// The first of a probe's query and its timer to finish decides.
+private final class ProbeOutcome: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<Bool, Never>?, done: Bool)>((nil, false))
+
+    func install(_ c: CheckedContinuation<Bool, Never>) { state.withLock { $0.continuation = c } }
+
+    @discardableResult
+    func finish(_ value: Bool) -> Bool {
+        let c = state.withLock { s -> CheckedContinuation<Bool, Never>? in
+            guard !s.done else { return nil }
+            s.done = true
+            let c = s.continuation
+            s.continuation = nil
+            return c
+        }
+        c?.resume(returning: value)
+        return c != nil
+    }
+}
