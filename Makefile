@@ -1,5 +1,5 @@
 # The two commands: `make run` (the suite on a local PostgreSQL) and `make test`.
-.PHONY: run test build clean benchmarks compose-test
+.PHONY: run test build clean benchmarks compose-test contract-test
 
 run:
 	scripts/run.sh
@@ -20,3 +20,7 @@ clean:
 # The compose stack end to end with podman (installs podman; see docs/operations.md).
 compose-test:
 	scripts/compose-test.sh
+
+# schemathesis against the running suite: every phase, every check, as a signed-in user.
+contract-test:
+	scripts/contract-test.sh

@@ -3,7 +3,7 @@
 # coverage, fuzzing, stateful), every check, as a signed-in Premium user. Passes only when
 # schemathesis finds nothing: no 5xx, every status documented, every response conforming.
 #   CONTRACT_SEED=N            schemathesis seed (default fixed, so CI is repeatable)
-#   CONTRACT_MAX_EXAMPLES=N    examples per operation (default 25)
+#   CONTRACT_MAX_EXAMPLES=N    examples per operation (default 12)
 # Starts its own copy of the suite (`make run` on a throwaway PostgreSQL, HTTP on 18180) and
 # stops it afterwards; the report lands in .run/contract/.
 set -euo pipefail
@@ -15,6 +15,10 @@ scripts/deps.sh
 
 # schemathesis in a venv of its own (pinned).
 venv=.run/contract-venv
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    SUDO=""; [ "$(id -u)" != 0 ] && SUDO=sudo
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq python3-venv >/dev/null
+fi
 if ! [ -x "$venv/bin/st" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q schemathesis==4.32.5
@@ -52,7 +56,7 @@ set +e
 "$venv/bin/st" --config-file proto/schemathesis.toml run proto/openapi.yaml --url "http://127.0.0.1:$port" \
     -H "Authorization: Bearer $token" \
     --phases examples,coverage,fuzzing,stateful --checks all \
-    --max-examples "${CONTRACT_MAX_EXAMPLES:-25}" --seed "${CONTRACT_SEED:-20261124}" --workers 1 \
+    --max-examples "${CONTRACT_MAX_EXAMPLES:-12}" --seed "${CONTRACT_SEED:-20261124}" --workers 1 \
     --exclude-operation-id logout --exclude-operation-id deleteMe \
     --request-timeout 20 --report junit,ndjson --report-dir "$out" --output-truncate true \
     --warnings off | tee "$out/summary.txt"

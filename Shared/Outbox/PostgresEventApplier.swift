@@ -75,11 +75,14 @@ public final class PostgresEventApplier: EventApplier {
     /// Per stream: events (`written`, `through`] were skipped in memory; `written` is the
     /// checkpoint the database held then.
     private let unwritten = Mutex<[String: (written: Int64, through: Int64, since: ContinuousClock.Instant)]>([:])
+    private let crashBeforeCheckpoint: CrashFailpoint?
 
     /// `afterCommit` runs after each applied batch commits: wake this service's outbox relay
     /// there, so events the handlers wrote go out at once rather than at the relay's next poll.
     public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String,
-                maxUnwritten: Int64 = 5000, afterCommit: @escaping @Sendable () -> Void = {}) {
+                maxUnwritten: Int64 = 5000, crashBeforeCheckpoint: CrashFailpoint? = nil,
+                afterCommit: @escaping @Sendable () -> Void = {}) {
+        self.crashBeforeCheckpoint = crashBeforeCheckpoint
         self.database = database
         self.handlers = handlers
         self.telemetry = telemetry
@@ -139,6 +142,7 @@ public final class PostgresEventApplier: EventApplier {
             let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
             guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             var index = 0
+            var handled = false
             while index < events.count {
                 let event = events[index]
                 var log = logger
@@ -151,6 +155,7 @@ public final class PostgresEventApplier: EventApplier {
                     let run = events[index..<end]
                     let spans = run.map { telemetry.startProcessSpan($0.envelope, destination: consumerName, kind: .consumer) }
                     defer { for s in spans { s.end() } }
+                    handled = true
                     do {
                         try await batch(zip(run, spans).map { EventContext(event: $0, logger: log, traceContext: $1.context) }, connection)
                     } catch {
@@ -162,6 +167,7 @@ public final class PostgresEventApplier: EventApplier {
                 }
                 index += 1
                 guard let handler = handlers.handlers[event.envelope.type] else { continue }
+                handled = true
                 let span = telemetry.startProcessSpan(event.envelope, destination: consumerName, kind: .consumer)
                 defer { span.end() }
                 do {
@@ -174,6 +180,7 @@ public final class PostgresEventApplier: EventApplier {
                     throw error
                 }
             }
+            if handled { crashBeforeCheckpoint?.pass("applied \(stream) events \(first.seq)...\(last.seq), before their checkpoint") }
             try await connection.prepared("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
         written(stream, through: last.seq)

@@ -24,7 +24,7 @@ public final class DatabaseAvailability: Sendable {
     /// statement it refused): connection failures, a closed or lost connection, and the
     /// server's own shutdown and connection codes (SQLSTATE classes 08 and 57P).
     public static func isOutage(_ error: any Error) -> Bool {
-        if error is DatabaseUnavailable { return true }
+        if error is DatabaseUnavailable || error is DeadlineExceeded { return true }
         guard let e = error as? PSQLError else { return false }
         switch e.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
@@ -64,41 +64,11 @@ extension Database {
     /// One `SELECT 1`, given up after `timeout` (a query waiting for a pool connection that
     /// cannot be made does not end by itself).
     private func probe(timeout: Duration) async -> Bool {
-        let outcome = ProbeOutcome()
-        return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
-            outcome.install(c)
-            let query = Task { [client, logger] in
-                do {
-                    try await client.query("SELECT 1", logger: logger)
-                    outcome.finish(true)
-                } catch {
-                    outcome.finish(false)
-                }
-            }
-            Task {
-                try? await Task.sleep(for: timeout)
-                if outcome.finish(false) { query.cancel() }
-            }
+        do {
+            try await withDeadline(timeout) { [client, logger] in _ = try await client.query("SELECT 1", logger: logger) }
+            return true
+        } catch {
+            return false
         }
-    }
-}
-
-/// The first of a probe's query and its timer to finish decides.
-private final class ProbeOutcome: Sendable {
-    private let state = Mutex<(continuation: CheckedContinuation<Bool, Never>?, done: Bool)>((nil, false))
-
-    func install(_ c: CheckedContinuation<Bool, Never>) { state.withLock { $0.continuation = c } }
-
-    @discardableResult
-    func finish(_ value: Bool) -> Bool {
-        let c = state.withLock { s -> CheckedContinuation<Bool, Never>? in
-            guard !s.done else { return nil }
-            s.done = true
-            let c = s.continuation
-            s.continuation = nil
-            return c
-        }
-        c?.resume(returning: value)
-        return c != nil
     }
 }

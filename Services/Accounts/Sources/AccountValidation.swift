@@ -4,9 +4,15 @@ import Messaging
 
 /// Input rules of the accounts service; each failure names the field (`CA016`).
 enum AccountValidation {
+    /// The most devices one account registers (push fan-out per fire is bounded by it).
+    static let maxDevicesPerUser = 20
+    static let emailPattern = #"^[^\s@]+@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"#
+
     static func email(_ raw: String) throws -> String {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard email.count <= 254, email.range(of: #"^[^\s@]+@[^\s@]+\.[^\s@]+$"#, options: .regularExpression) != nil else {
+        // A local part without spaces or @; a domain of letter/digit/hyphen labels ending in a
+        // TLD of letters (the same rule as `SignupRequest.email` in proto/openapi.yaml).
+        guard email.count <= 254, email.range(of: Self.emailPattern, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "email must be a valid email address")
         }
         return email

@@ -216,6 +216,12 @@ struct AccountsHandlers: Sendable {
     func putDevice(_ uid: String, _ request: DeviceUpsert) async throws -> Device {
         let d = try AccountValidation.device(request)
         let device: Device = try await database.transaction { c in
+            let others = try await c.query(
+                "SELECT count(*)::int FROM devices WHERE user_id = \(uid) AND device_id <> \(d.deviceId)", logger: database.logger
+            ).first(Int.self) ?? 0
+            guard others < AccountValidation.maxDevicesPerUser else {
+                throw ServiceError(.validationFailed, "an account has at most \(AccountValidation.maxDevicesPerUser) devices; remove one first (DELETE /v1/me/devices/{deviceId})")
+            }
             let rows = try await c.query("""
                 INSERT INTO devices (user_id, device_id, platform, push_provider, push_token, webhook_url, app_version, timezone, locale)
                 SELECT \(uid), \(d.deviceId), \(d.platform), \(d.pushProvider), \(d.pushToken), \(d.webhookUrl), \(d.appVersion), \(d.timezone), \(d.locale)

@@ -76,7 +76,7 @@ struct GroupHandlers: Sendable {
     func list(actor: String) async throws -> GroupMethods.List.Response {
         try await database.transaction { c in
             var groups: [Group] = []
-            for id in try await store.groupIds(of: actor, on: c) {
+            for id in try await store.groupIds(of: actor, limit: GroupStore.maxListed, on: c) {
                 if let g = try await store.lock(id, on: c) { groups.append(g) }
             }
             return .init(groups: groups)

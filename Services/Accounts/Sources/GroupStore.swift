@@ -52,8 +52,11 @@ struct GroupStore: Sendable {
     }
 
     /// Ids of the groups `user` belongs to.
-    func groupIds(of user: String, on c: PostgresConnection) async throws -> [String] {
-        try await c.query("SELECT group_id FROM group_members WHERE user_id = \(user) ORDER BY joined_at, group_id", logger: logger).all(String.self)
+    /// The most groups a listing holds (the oldest memberships first).
+    static let maxListed = 200
+
+    func groupIds(of user: String, limit: Int = Int(Int32.max), on c: PostgresConnection) async throws -> [String] {
+        try await c.query("SELECT group_id FROM group_members WHERE user_id = \(user) ORDER BY joined_at, group_id LIMIT \(limit)", logger: logger).all(String.self)
     }
 
     /// Touches the group and publishes its state (re-read), with who left.

@@ -118,7 +118,7 @@ struct InvitationHandlers: Sendable {
             guard let email else { return .init(invitations: []) }
             return .init(invitations: try await InvitationStore.decode(database.query("""
                 SELECT \(unescaped: InvitationStore.columns) FROM invitations
-                WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC
+                WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC LIMIT 500
                 """)))
         case "inviter":
             return .init(invitations: try await InvitationStore.decode(database.query("""

@@ -2,6 +2,7 @@ import Foundation
 import Histogram
 import Logging
 import Messaging
+import Persistence
 import ServiceLifecycle
 import Synchronization
 import TimingWheel
@@ -112,7 +113,7 @@ final class FireEngine: Service, Sendable {
         var delay = Duration.milliseconds(50)
         for attempt in 0..<8 {
             do {
-                let result = try await store.fire(ids: ids, owned: owned, missed: missed)
+                let result = try await withDeadline(config.leaseDuration) { [store] in try await store.fire(ids: ids, owned: owned, missed: missed) }
                 if result.fenced { requestSweep() }
                 let now = nowMilliseconds()
                 lateness.withLock { w in for f in result.fired { w.record(now - f.due) } }
@@ -179,7 +180,7 @@ final class FireEngine: Service, Sendable {
         guard !parts.isEmpty else { return }
         let after = lastSeen.load(ordering: .relaxed)
         let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
-        let found = try await store.newTimers(after: after, partitions: parts, until: until)
+        let found = try await withDeadline(config.leaseDuration) { [store] in try await store.newTimers(after: after, partitions: parts, until: until) }
         if let maxID = found.map(\.id).max() { lastSeen.store(max(after, maxID), ordering: .relaxed) }
         schedule(found)
     }
@@ -191,8 +192,8 @@ final class FireEngine: Service, Sendable {
         let until = nowMilliseconds() + config.horizon.milliseconds
         guard until > from else { return }
         if !parts.isEmpty {
-            schedule(try await store.timers(partitions: parts, from: Date(timeIntervalSince1970: Double(from) / 1000),
-                                            until: Date(timeIntervalSince1970: Double(until) / 1000)))
+            let (start, end) = (Date(timeIntervalSince1970: Double(from) / 1000), Date(timeIntervalSince1970: Double(until) / 1000))
+            schedule(try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: parts, from: start, until: end) })
         }
         loadedUntil.store(until, ordering: .relaxed)
     }
@@ -211,7 +212,7 @@ final class FireEngine: Service, Sendable {
             // Overdue means past the instant it should have fired at: its due instant less its lead.
             let cutoff = nowMilliseconds() - config.sweepLag.milliseconds
             let until = Date(timeIntervalSince1970: Double(cutoff + config.lead.milliseconds) / 1000)
-            let overdue = try await store.timers(partitions: parts, from: nil, until: until)
+            let overdue = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: parts, from: nil, until: until) }
                 .filter { $0.due - config.lead(ofKind: $0.kind) < cutoff }
             guard !overdue.isEmpty else { return }
             telemetry.logger.info("sweeping overdue timers", metadata: ["timers": "\(overdue.count)"])
@@ -234,7 +235,7 @@ final class FireEngine: Service, Sendable {
         guard !taken.isEmpty else { return }
         let now = nowMilliseconds()
         let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
-        let timers = try await store.timers(partitions: Array(taken.keys), from: nil, until: until)
+        let timers = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: Array(taken.keys), from: nil, until: until) }
         let graceStart = now - config.grace.milliseconds
         let tooOld = timers.filter { $0.due < graceStart && $0.kind != "missed" }
         let overdue = timers.filter { $0.due <= now }.count

@@ -77,9 +77,25 @@ extension ServiceRuntime {
                               wakes outbox: OutboxWriter?) throws -> (StreamConsumer, RPCClient) {
         let replay = try rpcClient(to: producer)
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
+                                           crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
                                       telemetry: telemetry)
         return (consumer, replay)
+    }
+
+    /// The fault tests' failpoint for `stream`, from `CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT`
+    /// (`<stream>:<n>`: SIGKILL the n-th time events of that stream were applied and their
+    /// checkpoint is not yet written); nil when unset or for another stream.
+    func crashFailpoint(stream: String) throws -> CrashFailpoint? {
+        let key = "CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT"
+        guard let spec = environment.optional(key) else { return nil }
+        let parts = spec.split(separator: ":")
+        guard parts.count == 2, let n = Int(parts[1]), n >= 1 else {
+            throw ServiceEnvironment.Invalid("\(key)=\(spec): expected <stream>:<n> with n ≥ 1")
+        }
+        guard parts[0] == stream else { return nil }
+        logger.warning("failpoint armed: SIGKILL before the checkpoint of the \(stream) stream, application \(n)")
+        return CrashFailpoint(after: n)
     }
 }
