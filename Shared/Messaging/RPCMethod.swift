@@ -39,6 +39,30 @@ public enum SystemMethods {
 }
 
 /// What a service says about itself when asked for its health.
+extension SystemMethods {
+    /// Where a user's uid is still found in this service's schema (operator only): the
+    /// confirmation of an account deletion (`chronirctl user deletion-status`).
+    public struct UserTraces: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var uid: String
+            public init(uid: String) { self.uid = uid }
+        }
+        public typealias Response = UserTracesReport
+        public static let type = "system.user-traces"
+        public static let access = MethodAccess.operatorOnly
+    }
+}
+
+/// Rows of one service's schema holding a uid, per `table.column` (empty: nothing left).
+public struct UserTracesReport: Codable, Sendable, Equatable {
+    public var service: String
+    public var rows: [String: Int]
+    public init(service: String, rows: [String: Int]) {
+        self.service = service
+        self.rows = rows
+    }
+}
+
 public struct HealthReport: Codable, Sendable, Equatable {
     /// Service name, e.g. `alarms`.
     public var service: String

@@ -131,5 +131,7 @@ public final class OutboxRelay: Service, Sendable {
         try await database.query("""
             DELETE FROM outbox WHERE stream = \(stream) AND seq IS NOT NULL AND created_at < now() - make_interval(secs => \(seconds))
             """)
+        // Dead letters hold events (and the personal data in them) no longer than the outbox does.
+        try await database.query("DELETE FROM consumer_dead_letters WHERE recorded_at < now() - make_interval(secs => \(seconds))")
     }
 }

@@ -203,7 +203,11 @@ struct AccountsHandlers: Sendable {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
             }
             try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
+            // The revoked sessions stay, by id only, for gateways that start within an access
+            // token's life and must still refuse its tokens (`accounts.revocations`).
+            try await c.query("UPDATE sessions SET user_id = '' WHERE user_id = \(uid)", logger: database.logger)
             try await groups.removeUser(uid, on: c)
+            try await c.query("UPDATE group_members SET invited_by = NULL WHERE invited_by = \(uid)", logger: database.logger)
             try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
             try await outbox.append(AccountsEvents.userDeleted, AccountsEvents.UserDeleted(uid: uid, email: user.email), actor: uid, on: c)
         }

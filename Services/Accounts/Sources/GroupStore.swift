@@ -75,16 +75,25 @@ struct GroupStore: Sendable {
         _ = try await outbox.append(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted(groupId: g.id, memberIds: g.memberIds), actor: actor, on: c)
     }
 
-    /// An account goes: its own groups are deleted, it leaves the others.
+    /// An account goes: it leaves every group; a group it owned passes to its longest-standing
+    /// admin, else its longest-standing member, and goes only when nobody else is in it.
     func removeUser(_ uid: String, on c: PostgresConnection) async throws {
         for id in try await groupIds(of: uid, on: c) {
             guard let g = try await lock(id, on: c) else { continue }
             if g.ownerId == uid {
-                try await delete(g, actor: uid, on: c)
-            } else {
-                try await c.query("DELETE FROM group_members WHERE group_id = \(id) AND user_id = \(uid)", logger: logger)
-                try await changed(id, removed: [uid], actor: uid, on: c)
+                let heir = try await c.query("""
+                    SELECT user_id FROM group_members WHERE group_id = \(id) AND user_id <> \(uid)
+                    ORDER BY role = 'admin' DESC, joined_at, user_id LIMIT 1
+                    """, logger: logger).first(String.self)
+                guard let heir else {
+                    try await delete(g, actor: nil, on: c)
+                    continue
+                }
+                try await c.query("UPDATE group_members SET role = 'owner' WHERE group_id = \(id) AND user_id = \(heir)", logger: logger)
+                try await c.query("UPDATE groups SET owner_id = \(heir) WHERE id = \(id)", logger: logger)
             }
+            try await c.query("DELETE FROM group_members WHERE group_id = \(id) AND user_id = \(uid)", logger: logger)
+            try await changed(id, removed: [uid], actor: nil, on: c)
         }
     }
 }

@@ -66,7 +66,10 @@ public enum BillingService {
                         googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
         let alarms = try runtime.rpcClient(to: .alarms)
         SnoozeLedgerHandlers(database: database, apple: apple, alarms: alarms).register(into: &router)
+        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountDeletionHandlers().handlers, database: database,
+                                                  wakes: outbox.writer)
         parts.services.append(outbox.relay)
+        parts.services.append(accounts.subscriber)
         let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))
         parts.services.append(PeriodicService("entitlement sweep", every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
                                               logger: runtime.logs.logger("entitlements")) { _ = try await sweeper.sweep() })
@@ -74,6 +77,7 @@ public enum BillingService {
         parts.closers.append(outbox.close)
         parts.closers.append { try? await http.shutdown() }
         parts.closers.append { await alarms.close() }
+        parts.closers.append { await accounts.replay.close() }
         return parts
     }
 }

@@ -19,7 +19,16 @@ struct InvitationEventHandlers: Sendable {
         }
         h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { u, ctx, c in
             try await c.query("DELETE FROM users WHERE uid = \(u.uid)", logger: ctx.logger)
+            // Sent: revoked (announced), then gone. Received: revoked if pending, and kept in
+            // the inviter's list without the address or the uid.
             try await store.revokePending(inviter: u.uid, reason: "inviter deleted", on: c)
+            try await c.query("DELETE FROM invitations WHERE inviter_id = \(u.uid)", logger: ctx.logger)
+            try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)
+            try await c.query("""
+                UPDATE invitations SET invitee_email = CASE WHEN lower(invitee_email) = lower(\(u.email)) THEN '' ELSE invitee_email END,
+                    accepted_by = NULLIF(accepted_by, \(u.uid))
+                WHERE lower(invitee_email) = lower(\(u.email)) OR accepted_by = \(u.uid)
+                """, logger: ctx.logger)
         }
         h.on(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted.self) { g, _, c in
             try await store.revokePending(reference: g.groupId, reason: "group deleted", on: c)

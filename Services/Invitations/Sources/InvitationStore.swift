@@ -49,10 +49,12 @@ struct InvitationStore: Sendable {
     }
 
     /// Revokes every pending invitation matching `condition` (a deleted alarm or group, a deleted inviter).
-    func revokePending(reference: String? = nil, inviter: String? = nil, reason: String, on c: PostgresConnection) async throws {
+    func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, reason: String,
+                       on c: PostgresConnection) async throws {
         let rows = try await Self.decode(c.query("""
             SELECT \(unescaped: Self.columns) FROM invitations
-            WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter)) FOR UPDATE
+            WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter) OR lower(invitee_email) = lower(\(inviteeEmail)))
+            FOR UPDATE
             """, logger: logger))
         for i in rows {
             _ = try await finish(i, status: "revoked", event: InvitationsEvents.revoked, user: nil, userName: nil, reason: reason, on: c)

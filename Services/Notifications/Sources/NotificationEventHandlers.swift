@@ -66,6 +66,7 @@ struct NotificationEventHandlers: Sendable {
         h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { e, ctx, c in
             try await c.query("DELETE FROM devices WHERE user_id = \(e.uid)", logger: ctx.logger)
             try await c.query("DELETE FROM inbox WHERE user_id = \(e.uid)", logger: ctx.logger)
+            try await c.query("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = \(e.uid))", logger: ctx.logger)
             try await c.query("DELETE FROM deliveries WHERE user_id = \(e.uid)", logger: ctx.logger)
         }
         return h

@@ -56,8 +56,10 @@ extension TimerStore {
         var timers = PlannedTimers()
         let now = Date()
         for id in ids {
-            let (s, traceparent) = latest[id]!
+            var (s, traceparent) = latest[id]!
             if let p = previous[id], p.version >= Int32(s.version) { continue }
+            // A deleted alarm's row stays only as the version fence: nothing personal in it.
+            if s.deleted { (s.ownerId, s.title, s.members, s.alertMembers, s.assignedTo) = ("", "", [], [], nil) }
             let active = s.isActive && !s.isPaused && !s.deleted && s.nextFireDate != nil
             let offsets = s.preAlarmOffsetsMinutes.map(Int32.init)
             let partition = Int32(Partitioning.partition(of: s.id, partitions: config.partitions))

@@ -7,6 +7,10 @@ import Synchronization
 public final class HealthChecks: Sendable {
     public typealias Check = @Sendable () async -> String
     private let checks = Mutex<[(String, Check)]>([])
+    private let checkedDatabase = Mutex<Database?>(nil)
+
+    /// The service's database, once ``addDatabase(_:)`` named it.
+    public var database: Database? { checkedDatabase.withLock { $0 } }
 
     public init() {}
 
@@ -17,6 +21,7 @@ public final class HealthChecks: Sendable {
 
     /// Adds a check that the database answers within a second.
     public func addDatabase(_ database: Database) {
+        checkedDatabase.withLock { $0 = database }
         add("database") {
             do {
                 return try await withThrowingTaskGroup(of: String.self) { group in

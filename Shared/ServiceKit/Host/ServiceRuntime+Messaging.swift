@@ -8,6 +8,11 @@ extension ServiceRuntime {
     public func makeRPCServer(router: RPCRouter, health: HealthChecks, binds: [String]? = nil) throws -> RPCServer {
         var router = router
         router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
+        if let database = health.database {
+            router.on(SystemMethods.UserTraces.self) { [name] req, _ in
+                UserTracesReport(service: name, rows: try await UserTraces.find(req.uid, in: database))
+            }
+        }
         let service = ServiceDirectory.Name(rawValue: name)
         let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
