@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Messaging", "Persistence", "Outbox", "ZMQ",
+                "Contracts", "Messaging", "Persistence", "Outbox", "ZMQ",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

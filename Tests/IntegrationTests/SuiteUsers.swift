@@ -25,8 +25,8 @@ extension TestSuite {
     }
 
     /// Starts the gateway (its port is known once it listens: ``gatewayURL()``).
-    func startGateway() throws {
-        try start("gateway", migrations: nil) { runtime, _, _ in
+    func startGateway(extra: [String: String] = [:]) throws {
+        try start("gateway", migrations: nil, extra: extra) { runtime, _, _ in
             try GatewayService.build(runtime: runtime) { port in self.gatewayPort.withLock { $0 = port } }
         }
     }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Messaging
 import NIOPosix
@@ -30,6 +31,7 @@ public enum AccountsService {
         let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
+        try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await billing.replay.close() }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Messaging
 import Persistence
@@ -41,6 +42,7 @@ public enum AlarmsService {
         parts.services.append(accounts.subscriber)
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
+        try runtime.exporter(database: database, sections: AlarmsExport.sections).register(ExportMethods.Alarms.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await billingClient.close() }

@@ -1,3 +1,4 @@
+import Contracts
 import AsyncHTTPClient
 import Foundation
 import GoogleAPI
@@ -73,6 +74,7 @@ public enum BillingService {
         let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))
         parts.services.append(PeriodicService("entitlement sweep", every: try env.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30)),
                                               logger: runtime.logs.logger("entitlements")) { _ = try await sweeper.sweep() })
+        try runtime.exporter(database: database, sections: BillingExport.sections).register(ExportMethods.Billing.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { try? await http.shutdown() }

@@ -20,12 +20,15 @@ final class AuthThrottle: Sendable {
         var addressFailuresFree = 20
         /// The longest back-off.
         var maxBackoffSeconds = 900
+        /// Data exports one account may ask for per hour (`CHRONIR_EXPORTS_PER_HOUR`).
+        var exportsPerUserPerHour = 6
     }
 
     private struct Bucket { var tokens: Double; var at: Date }
     private struct Failures { var count: Int; var lockedUntil: Date; var at: Date }
     private struct State {
         var signups: [String: Bucket] = [:]
+        var exports: [String: Bucket] = [:]
         var accounts: [String: Failures] = [:]
         var addresses: [String: Failures] = [:]
     }
@@ -40,22 +43,36 @@ final class AuthThrottle: Sendable {
 
     /// Takes one sign-up from `address`'s bucket, or throws `CA019`.
     func admitSignup(address: String, now: Date = Date()) throws {
-        let perSecond = Double(limits.signupsPerAddressPerHour) / 3600
-        let capacity = Double(limits.signupsPerAddressPerHour)
-        let wait: Int? = state.withLock { s in
-            if s.signups.count > maxEntries { s.signups = s.signups.filter { now.timeIntervalSince($0.value.at) < 3600 } }
-            var b = s.signups[address] ?? Bucket(tokens: capacity, at: now)
+        if let wait = take(\.signups, address, perHour: limits.signupsPerAddressPerHour, now: now) {
+            throw Self.refusal("too many sign-ups from this address", wait)
+        }
+    }
+
+    /// Takes one data export from `user`'s bucket, or throws `CA019`.
+    func admitExport(user: String, now: Date = Date()) throws {
+        if let wait = take(\.exports, user, perHour: limits.exportsPerUserPerHour, now: now) {
+            throw Self.refusal("too many exports of this account", wait)
+        }
+    }
+
+    /// Takes a token from `key`'s bucket in `table` (a burst of `perHour`, refilling evenly):
+    /// nil, or the seconds until one is there.
+    private func take(_ table: WritableKeyPath<State, [String: Bucket]>, _ key: String, perHour: Int, now: Date) -> Int? {
+        let perSecond = Double(perHour) / 3600
+        let capacity = Double(perHour)
+        return state.withLock { s in
+            if s[keyPath: table].count > maxEntries { s[keyPath: table] = s[keyPath: table].filter { now.timeIntervalSince($0.value.at) < 3600 } }
+            var b = s[keyPath: table][key] ?? Bucket(tokens: capacity, at: now)
             b.tokens = min(capacity, b.tokens + now.timeIntervalSince(b.at) * perSecond)
             b.at = now
             guard b.tokens >= 1 else {
-                s.signups[address] = b
+                s[keyPath: table][key] = b
                 return Int(((1 - b.tokens) / perSecond).rounded(.up))
             }
             b.tokens -= 1
-            s.signups[address] = b
+            s[keyPath: table][key] = b
             return nil
         }
-        if let wait { throw Self.refusal("too many sign-ups from this address", wait) }
     }
 
     /// Throws `CA019` while `account` or `address` is backing off after failed logins.

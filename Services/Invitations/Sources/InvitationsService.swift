@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Messaging
 import Outbox
@@ -32,6 +33,7 @@ public enum InvitationsService {
         let expiry = ExpirySweeper(store: store, logger: runtime.logs.logger("expiry"))
         parts.services.append(PeriodicService("invitation expiry", every: try env.duration("CHRONIR_INVITATION_SWEEP", .seconds(60)),
                                               logger: runtime.logs.logger("expiry")) { _ = try await expiry.sweep() })
+        try runtime.exporter(database: database, sections: InvitationsExport.sections).register(ExportMethods.Invitations.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accountsStream.replay.close() }

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import Messaging
 import NIOCore
@@ -45,6 +46,7 @@ public enum NotificationsService {
         parts.services.append(PeriodicService("retention sweep", every: .seconds(3600), logger: runtime.logs.logger("retention")) {
             try await retention.sweep()
         })
+        try runtime.exporter(database: database, sections: NotificationsExport.sections).register(ExportMethods.Notifications.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         parts.closers.append(outbox.close)
         parts.closers.append { await accounts.replay.close() }

@@ -1,0 +1,28 @@
+import PostgresNIO
+import ServiceKit
+
+/// The alarms service's part of a data export: the user's alarms (deleted ones included while
+/// kept), every completion of them, the user's own completions of alarms shared with them, and
+/// their snooze state.
+enum AlarmsExport {
+    static let sections: [ExportSection] = [
+        ExportSection("alarms") { uid, after, limit in
+            "SELECT id, to_jsonb(a)::text FROM alarms a WHERE owner_id = \(uid) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        },
+        ExportSection("completions") { uid, after, limit in
+            """
+            SELECT c.id, to_jsonb(c)::text FROM completions c
+            WHERE (c.user_id = \(uid) OR c.alarm_id IN (SELECT id FROM alarms WHERE owner_id = \(uid))) AND c.id > \(after)
+            ORDER BY c.id LIMIT \(limit)
+            """
+        },
+        ExportSection("snoozes") { uid, after, limit in
+            """
+            SELECT s.alarm_id || '/' || s.occurrence_at::text, to_jsonb(s)::text FROM snoozes s
+            WHERE (s.updated_by = \(uid) OR s.alarm_id IN (SELECT id FROM alarms WHERE owner_id = \(uid)))
+              AND s.alarm_id || '/' || s.occurrence_at::text > \(after)
+            ORDER BY 1 LIMIT \(limit)
+            """
+        },
+    ]
+}

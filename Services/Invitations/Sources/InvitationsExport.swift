@@ -1,0 +1,20 @@
+import PostgresNIO
+import ServiceKit
+
+/// The invitations service's part of a data export: invitations the user sent, and those sent
+/// to their address or accepted by them.
+enum InvitationsExport {
+    static let sections: [ExportSection] = [
+        ExportSection("invitationsSent") { uid, after, limit in
+            "SELECT code, to_jsonb(i)::text FROM invitations i WHERE inviter_id = \(uid) AND code > \(after) ORDER BY code LIMIT \(limit)"
+        },
+        ExportSection("invitationsReceived") { uid, after, limit in
+            """
+            SELECT i.code, to_jsonb(i)::text FROM invitations i
+            WHERE (i.accepted_by = \(uid) OR lower(i.invitee_email) = (SELECT lower(email) FROM users WHERE uid = \(uid)))
+              AND i.inviter_id <> \(uid) AND i.code > \(after)
+            ORDER BY i.code LIMIT \(limit)
+            """
+        },
+    ]
+}
