@@ -19,6 +19,12 @@ enum AccountsExport {
             WHERE user_id = \(uid) AND device_id > \(after) ORDER BY device_id LIMIT \(limit)
             """
         },
+        ExportSection("identities") { uid, after, limit in
+            """
+            SELECT issuer || ' ' || subject, jsonb_build_object('issuer', issuer, 'subject', subject, 'email', email, 'linkedAt', created_at)::text
+            FROM identities WHERE user_id = \(uid) AND issuer || ' ' || subject > \(after) ORDER BY 1 LIMIT \(limit)
+            """
+        },
         ExportSection("sessions") { uid, after, limit in
             """
             SELECT id, jsonb_build_object('id', id, 'createdAt', created_at, 'revokedAt', revoked_at, 'revokeReason', revoke_reason)::text

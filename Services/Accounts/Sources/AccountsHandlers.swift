@@ -12,6 +12,7 @@ struct AccountsHandlers: Sendable {
     let issuer: TokenIssuer
     let outbox: OutboxWriter
     let refreshTTL: Duration
+    let identities: IdentityTokens
 
     var database: Database { store.database }
     var groups: GroupStore { GroupStore(database: store.database, outbox: outbox) }
@@ -19,6 +20,7 @@ struct AccountsHandlers: Sendable {
     func register(into router: inout RPCRouter) {
         router.on(AccountsMethods.Signup.self) { request, _ in try await signup(request) }
         router.on(AccountsMethods.Login.self) { request, _ in try await login(request) }
+        router.on(AccountsMethods.ProviderSignIn.self) { request, _ in try await providerSignIn(request) }
         router.on(AccountsMethods.Refresh.self) { request, _ in try await refresh(request) }
         router.on(AccountsMethods.Logout.self) { request, context in try await logout(request, context) }
         router.on(AccountsMethods.GetMe.self) { _, context in try await me(try context.requireActor()) }
@@ -66,6 +68,11 @@ struct AccountsHandlers: Sendable {
 
     func login(_ request: LoginRequest) async throws -> AuthResult {
         guard let credentials = try await store.credentials(email: request.email.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            try await hasher.dummyVerify(request.password)
+            throw ServiceError(.invalidCredentials, "email or password is wrong")
+        }
+        guard !credentials.hash.isEmpty else {
+            // An account made by Apple or Google sign-in has no password.
             try await hasher.dummyVerify(request.password)
             throw ServiceError(.invalidCredentials, "email or password is wrong")
         }
@@ -281,12 +288,12 @@ struct AccountsHandlers: Sendable {
 
     // MARK: Helpers
 
-    private func result(_ user: User, session: String, refresh: String) async throws -> AuthResult {
+    func result(_ user: User, session: String, refresh: String) async throws -> AuthResult {
         let access = try await issuer.accessToken(userID: user.uid, email: user.email, session: session)
         return AuthResult(user: user, accessToken: access, refreshToken: refresh, expiresIn: Int(issuer.accessTTL.components.seconds))
     }
 
-    private func upserted(_ user: User) -> AccountsEvents.UserUpserted {
+    func upserted(_ user: User) -> AccountsEvents.UserUpserted {
         .init(uid: user.uid, email: user.email, displayName: user.displayName, timezone: user.settings.timezone, tier: user.tier)
     }
 }

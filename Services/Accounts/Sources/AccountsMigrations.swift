@@ -97,5 +97,19 @@ enum AccountsMigrations {
             "CREATE INDEX group_members_user ON group_members (user_id)",
         ]),
         OutboxSchema.payloadStatistics(4),
+        Migration(5, "provider identities", [
+            // Sign in with Apple or Google: one account per provider identity (iss, sub).
+            """
+            CREATE TABLE identities (
+                issuer text NOT NULL,
+                subject text NOT NULL,
+                user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                email text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (issuer, subject)
+            )
+            """,
+            "CREATE INDEX identities_user ON identities (user_id)",
+        ]),
     ]
 }

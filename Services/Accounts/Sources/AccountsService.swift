@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Contracts
 import Foundation
+import Logging
 import Messaging
 import NIOPosix
 import Persistence
@@ -20,11 +22,14 @@ public enum AccountsService {
         let issuer = try await TokenIssuer.load(database: database, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)))
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
+        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let identities = try identityTokens(env: env, http: http, logger: runtime.logs.logger("identity"))
         let handlers = AccountsHandlers(
             store: AccountsStore(database: database),
             hasher: PasswordHasher(logN: try env.int("CHRONIR_SCRYPT_LOG_N", 15, in: 4...20), pool: pool),
             issuer: issuer, outbox: outbox.writer,
-            refreshTTL: try env.duration("CHRONIR_REFRESH_TTL", .seconds(30 * 86_400))
+            refreshTTL: try env.duration("CHRONIR_REFRESH_TTL", .seconds(30 * 86_400)),
+            identities: identities
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
@@ -36,6 +41,24 @@ public enum AccountsService {
         parts.closers.append(outbox.close)
         parts.closers.append { await billing.replay.close() }
         parts.closers.append { try? await pool.shutdownGracefully() }
+        parts.closers.append { try? await http.shutdown() }
         return parts
+    }
+
+    /// Sign in with Apple and Google: `CHRONIR_APPLE_JWKS_URL` / `CHRONIR_GOOGLE_JWKS_URL` (the
+    /// providers' own by default), `CHRONIR_APPLE_AUDIENCES` / `CHRONIR_GOOGLE_AUDIENCES` (the app's
+    /// bundle or service ids / OAuth client ids, comma-separated; a provider without audiences is
+    /// refused with CA022), `CHRONIR_IDENTITY_TOKEN_SKEW` (60 s).
+    static func identityTokens(env: ServiceEnvironment, http: HTTPClient, logger: Logger) throws -> IdentityTokens {
+        let apple = ProviderKeys(url: env.string("CHRONIR_APPLE_JWKS_URL", "https://appleid.apple.com/auth/keys"), http: http, logger: logger)
+        let google = ProviderKeys(url: env.string("CHRONIR_GOOGLE_JWKS_URL", "https://www.googleapis.com/oauth2/v3/certs"), http: http, logger: logger)
+        return IdentityTokens(
+            providers: [
+                "apple": .init(name: "apple", issuers: ["https://appleid.apple.com"], audiences: env.list("CHRONIR_APPLE_AUDIENCES", []), keys: apple),
+                "google": .init(name: "google", issuers: ["https://accounts.google.com", "accounts.google.com"],
+                                audiences: env.list("CHRONIR_GOOGLE_AUDIENCES", []), keys: google),
+            ],
+            skew: Double(try env.duration("CHRONIR_IDENTITY_TOKEN_SKEW", .seconds(60)).components.seconds),
+            logger: logger)
     }
 }

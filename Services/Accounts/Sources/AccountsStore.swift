@@ -34,12 +34,12 @@ struct AccountsStore: Sendable {
     }
 
     /// Inserts a user; nil when the email is taken.
-    func insertUser(id: String, email: String, passwordHash: String, displayName: String, settings: UserSettings,
+    func insertUser(id: String, email: String, emailKey: String? = nil, passwordHash: String, displayName: String, settings: UserSettings,
                     platform: String?, on c: PostgresConnection) async throws -> User? {
         let settingsJSON = String(decoding: try JSONCoding.encode(settings), as: UTF8.self)
         let rows = try await c.query("""
             INSERT INTO users (id, email, email_key, password_hash, display_name, settings, platform)
-            VALUES (\(id), \(email), \(email.lowercased()), \(passwordHash), \(displayName), \(settingsJSON)::jsonb, \(platform))
+            VALUES (\(id), \(email), \(emailKey ?? email.lowercased()), \(passwordHash), \(displayName), \(settingsJSON)::jsonb, \(platform))
             ON CONFLICT (email_key) DO NOTHING
             RETURNING \(unescaped: Self.userColumns)
             """, logger: database.logger)

@@ -15,6 +15,13 @@ public enum AccountsMethods {
         public static let type = "accounts.login"
     }
 
+    /// Sign in with Apple or Google (an account is created, or linked by verified email, on first use).
+    public struct ProviderSignIn: RPCMethod {
+        public typealias Request = ProviderSignInRequest
+        public typealias Response = AuthResult
+        public static let type = "accounts.sign-in-provider"
+    }
+
     public struct Refresh: RPCMethod {
         public typealias Request = RefreshRequest
         public typealias Response = AuthResult

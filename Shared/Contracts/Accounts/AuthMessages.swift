@@ -111,3 +111,22 @@ public enum AuthHeaders {
     /// The caller's email (`email` claim), for invitation matching.
     public static let email = "email"
 }
+
+/// Sign in with Apple or Google: the provider's ID token, verified against its published keys.
+public struct ProviderSignInRequest: Codable, Sendable {
+    /// `apple` or `google`.
+    public var provider: String
+    /// The ID token (a JWT signed by the provider).
+    public var identityToken: String
+    /// Apple: the raw nonce the app generated; the token carries its SHA-256.
+    public var nonce: String?
+    /// Apple gives the name only to the app, at the first sign-in.
+    public var displayName: String?
+
+    public init(provider: String, identityToken: String, nonce: String? = nil, displayName: String? = nil) {
+        self.provider = provider
+        self.identityToken = identityToken
+        self.nonce = nonce
+        self.displayName = displayName
+    }
+}

@@ -23,6 +23,22 @@ enum AuthRoutes {
                 throw error
             }
         }
+        // Sign in with Apple / Google: the ID token is verified by the accounts service.
+        router.post("/v1/auth/apple") { request, _ in
+            let body = try await HTTPSupport.object(request)
+            guard let token = body["identityToken"]?.stringValue, !token.isEmpty else {
+                throw ServiceError(.validationFailed, "identityToken is required")
+            }
+            let req = ProviderSignInRequest(provider: "apple", identityToken: token, nonce: body["nonce"]?.stringValue,
+                                            displayName: body["displayName"]?.stringValue)
+            return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)
+        }
+        router.post("/v1/auth/google") { request, _ in
+            let body = try await HTTPSupport.object(request)
+            guard let token = body["idToken"]?.stringValue, !token.isEmpty else { throw ServiceError(.validationFailed, "idToken is required") }
+            let req = ProviderSignInRequest(provider: "google", identityToken: token, displayName: body["displayName"]?.stringValue)
+            return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)
+        }
         router.post("/v1/auth/refresh") { request, _ in
             try await g.forward(g.clients.accounts, AccountsMethods.Refresh.type, payload: try await HTTPSupport.payload(request), caller: nil)
         }
