@@ -21,6 +21,9 @@ struct AccountsHandlers: Sendable {
         router.on(AccountsMethods.Signup.self) { request, _ in try await signup(request) }
         router.on(AccountsMethods.Login.self) { request, _ in try await login(request) }
         router.on(AccountsMethods.ProviderSignIn.self) { request, _ in try await providerSignIn(request) }
+        router.on(AccountsMethods.Anonymous.self) { request, _ in try await anonymousSignup(request) }
+        router.on(AccountsMethods.Link.self) { request, context in try await link(request, actor: try context.requireActor()) }
+        router.on(AccountsMethods.MarkMigrated.self) { _, context in try await markMigrated(try context.requireActor()) }
         router.on(AccountsMethods.Refresh.self) { request, _ in try await refresh(request) }
         router.on(AccountsMethods.Logout.self) { request, context in try await logout(request, context) }
         router.on(AccountsMethods.GetMe.self) { _, context in try await me(try context.requireActor()) }

@@ -19,6 +19,7 @@ struct AlarmHandlers: Sendable {
 
     func register(into router: inout RPCRouter) {
         router.on(AlarmsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.BatchImport.self) { req, ctx in try await batchImport(req, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.Get.self) { req, ctx in try await get(req.id, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.Update.self) { req, ctx in try await update(req, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }
@@ -26,7 +27,7 @@ struct AlarmHandlers: Sendable {
 
     // MARK: Create
 
-    func create(_ req: AlarmCreate, actor: String) async throws -> AlarmCreated {
+    func create(_ req: AlarmCreate, actor: String, rateLimited: Bool = true) async throws -> AlarmCreated {
         if let id = req.id { try AlarmRules.id(id) }
         let id = req.id ?? UUIDv7.string()
         let title = try AlarmRules.title(req.title)
@@ -57,7 +58,7 @@ struct AlarmHandlers: Sendable {
                 return AlarmCreated(alarm: alarm, created: false)
             }
             let recent = try await store.recentCreations(owner: actor, window: 60, on: c)
-            if recent.count >= creationsPerMinute {
+            if rateLimited, recent.count >= creationsPerMinute {
                 let retry = max(1, Int(((recent.oldest ?? now).timeIntervalSince1970 + 60 - now.timeIntervalSince1970).rounded(.up)))
                 throw ServiceError(.rateLimited, "at most \(creationsPerMinute) alarms may be created per minute",
                                    details: .object(["retryAfterSeconds": .number(Double(retry))]))

@@ -10,6 +10,8 @@ enum HTTPSupport {
     static func maxBodyBytes(for path: String) -> Int {
         if path.hasPrefix("/v1/auth/") { return 16 << 10 }
         if path.hasPrefix("/v1/webhooks/") || path.hasPrefix("/v1/subscriptions/") { return 1 << 20 }
+        // Up to 500 alarms, under the 1 MiB message limit of the bus with room for the envelope.
+        if path == "/v1/alarms:batchImport" { return 768 << 10 }
         return 64 << 10
     }
 

@@ -15,6 +15,27 @@ public enum AccountsMethods {
         public static let type = "accounts.login"
     }
 
+    /// An account without credentials (limited to Free until linked).
+    public struct Anonymous: RPCMethod {
+        public typealias Request = AnonymousSignupRequest
+        public typealias Response = AuthResult
+        public static let type = "accounts.signup-anonymous"
+    }
+
+    /// Attaches an email and password, or an Apple or Google identity, to the actor's account.
+    public struct Link: RPCMethod {
+        public typealias Request = LinkRequest
+        public typealias Response = User
+        public static let type = "accounts.link"
+    }
+
+    /// Records that the actor's local alarms were imported (`migratedAt`, set once).
+    public struct MarkMigrated: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = User
+        public static let type = "accounts.mark-migrated"
+    }
+
     /// Sign in with Apple or Google (an account is created, or linked by verified email, on first use).
     public struct ProviderSignIn: RPCMethod {
         public typealias Request = ProviderSignInRequest

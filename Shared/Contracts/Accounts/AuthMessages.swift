@@ -130,3 +130,31 @@ public struct ProviderSignInRequest: Codable, Sendable {
         self.displayName = displayName
     }
 }
+
+/// An account with no credentials yet (the app's first run), upgraded later by ``LinkRequest``.
+public struct AnonymousSignupRequest: Codable, Sendable {
+    public var displayName: String?
+    public var timezone: String?
+    public init(displayName: String? = nil, timezone: String? = nil) {
+        self.displayName = displayName
+        self.timezone = timezone
+    }
+}
+
+/// Attaches credentials to the caller's account, keeping its uid and data: an email and
+/// password, or an Apple or Google identity.
+public struct LinkRequest: Codable, Sendable {
+    public var email: String?
+    public var password: String?
+    /// `apple` or `google`, with `identityToken` (and Apple's `nonce`).
+    public var provider: String?
+    public var identityToken: String?
+    public var nonce: String?
+    public init(email: String? = nil, password: String? = nil, provider: String? = nil, identityToken: String? = nil, nonce: String? = nil) {
+        self.email = email
+        self.password = password
+        self.provider = provider
+        self.identityToken = identityToken
+        self.nonce = nonce
+    }
+}

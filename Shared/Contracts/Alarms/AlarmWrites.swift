@@ -150,3 +150,36 @@ public struct AlarmCreated: Codable, Sendable {
         self.created = created
     }
 }
+
+/// `POST /v1/alarms:batchImport`: up to 500 alarms kept on a device, each with its own id (the
+/// client's), so sending the same batch again changes nothing.
+public struct AlarmImport: Codable, Sendable {
+    public var alarms: [AlarmCreate]
+    public init(alarms: [AlarmCreate]) { self.alarms = alarms }
+}
+
+/// The outcome of each alarm of an import, in the order sent.
+public struct AlarmImportResult: Codable, Sendable {
+    public struct Item: Codable, Sendable {
+        public var id: String?
+        /// `created`, `unchanged` (already imported with this body) or `failed`.
+        public var status: String
+        public var error: ServiceError?
+        public init(id: String?, status: String, error: ServiceError? = nil) {
+            self.id = id
+            self.status = status
+            self.error = error
+        }
+    }
+    public var results: [Item]
+    public var created: Int
+    public var failed: Int
+    /// When the account's alarms were first imported (set by the first import).
+    public var migratedAt: Date?
+    public init(results: [Item], created: Int, failed: Int, migratedAt: Date? = nil) {
+        self.results = results
+        self.created = created
+        self.failed = failed
+        self.migratedAt = migratedAt
+    }
+}

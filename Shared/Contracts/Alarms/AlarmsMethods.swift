@@ -3,6 +3,13 @@ import Messaging
 
 /// The requests the alarms service answers.
 public enum AlarmsMethods {
+    /// Imports up to 500 alarms of the actor, each idempotent by its id.
+    public struct BatchImport: RPCMethod {
+        public typealias Request = AlarmImport
+        public typealias Response = AlarmImportResult
+        public static let type = "alarms.batch-import"
+    }
+
     public struct Create: RPCMethod {
         public typealias Request = AlarmCreate
         public typealias Response = AlarmCreated

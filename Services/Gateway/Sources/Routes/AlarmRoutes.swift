@@ -12,6 +12,16 @@ enum AlarmRoutes {
             let created = try JSONCoding.decoder().decode(AlarmCreated.self, from: reply)
             return try alarmResponse(created.alarm, status: created.created ? .created : .ok)
         }
+        // Migration of a device's local alarms: the import, then `migratedAt` on the profile.
+        router.post("/v1/alarms:batchImport") { request, _ in
+            let caller = try await g.caller(request)
+            let reply = try await g.call(g.clients.alarms, AlarmsMethods.BatchImport.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            var result = try JSONCoding.decoder().decode(AlarmImportResult.self, from: reply)
+            let user = try JSONCoding.decoder().decode(User.self, from: try await g.call(g.clients.accounts, AccountsMethods.MarkMigrated.type,
+                                                                                          payload: Data("{}".utf8), caller: caller))
+            result.migratedAt = user.migratedAt
+            return try HTTPSupport.json(result)
+        }
         router.get("/v1/alarms") { request, _ in
             let caller = try await g.caller(request)
             let params = request.uri.queryParameters

@@ -39,6 +39,18 @@ enum AuthRoutes {
             let req = ProviderSignInRequest(provider: "google", identityToken: token, displayName: body["displayName"]?.stringValue)
             return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)
         }
+        router.post("/v1/auth/anonymous") { request, context in
+            let payload = try await HTTPSupport.payload(request)
+            try g.throttle.admitSignup(address: context.peer)
+            return try await g.forward(g.clients.accounts, AccountsMethods.Anonymous.type, payload: payload, caller: nil, status: .created)
+        }
+        router.post("/v1/auth/link") { request, _ in
+            let caller = try await g.caller(request)
+            var body = try await HTTPSupport.object(request)
+            if body["provider"]?.stringValue == "google", body["identityToken"] == nil, let token = body["idToken"] { body["identityToken"] = token }
+            body["idToken"] = nil
+            return try await g.forward(g.clients.accounts, AccountsMethods.Link.type, payload: try JSONCoding.encode(body), caller: caller)
+        }
         router.post("/v1/auth/refresh") { request, _ in
             try await g.forward(g.clients.accounts, AccountsMethods.Refresh.type, payload: try await HTTPSupport.payload(request), caller: nil)
         }

@@ -8,6 +8,16 @@ import Messaging
 enum BillingRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway, logger: Logger) {
         let billing = g.clients.billing
+        /// A buyer has credentials: an anonymous account (no email in its token) stays Free
+        /// until it links an email, Apple or Google account.
+        @Sendable func purchaser(_ request: Request) async throws -> Caller {
+            let caller = try await g.caller(request)
+            guard !caller.email.isEmpty else {
+                throw ServiceError(.permissionDenied,
+                                   "an anonymous account cannot subscribe; link an email, Apple or Google account first (POST /v1/auth/link), then refresh the token")
+            }
+            return caller
+        }
         router.get("/v1/products") { _, _ in
             try await g.forward(billing, BillingMethods.Products.type, caller: nil)
         }
@@ -15,15 +25,15 @@ enum BillingRoutes {
             try await g.forward(billing, BillingMethods.Entitlements.type, caller: try await g.caller(request))
         }
         router.post("/v1/subscriptions/apple") { request, _ in
-            let caller = try await g.caller(request)
+            let caller = try await purchaser(request)
             return try await g.forward(billing, BillingMethods.Apple.type, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.post("/v1/subscriptions/google") { request, _ in
-            let caller = try await g.caller(request)
+            let caller = try await purchaser(request)
             return try await g.forward(billing, BillingMethods.Google.type, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.post("/v1/subscriptions/restore") { request, _ in
-            let caller = try await g.caller(request)
+            let caller = try await purchaser(request)
             return try await g.forward(billing, BillingMethods.Restore.type, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.get("/v1/me/snooze-ledger") { request, _ in
