@@ -8,6 +8,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v psql >/dev/null || need+=(postgresql-client)
 [ -e /usr/share/zoneinfo/America/New_York ] || need+=(tzdata)
 command -v python3 >/dev/null || need+=(python3 python3-pip)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)   # venvs of the mail and contract tests
 command -v curl >/dev/null || need+=(curl)
 command -v openssl >/dev/null || need+=(openssl)   # test certificates for the local push servers
 if [ ${#need[@]} -gt 0 ]; then

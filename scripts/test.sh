@@ -2,6 +2,7 @@
 # `make test`: the whole test suite against a throwaway PostgreSQL and real sockets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 scripts/deps.sh
 port=${CHRONIR_TEST_PG_PORT:-55432}
 dir=.run/test-pg
@@ -10,6 +11,13 @@ rm -rf "$dir"
 trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
 scripts/pg.sh start "$dir" "$port" fast
 export CHRONIR_TEST_DATABASE_URL=$(scripts/pg.sh url "$port")
+# A local SMTP server for the mail tests (aiosmtpd), in a venv of its own.
+venv=.run/test-venv
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q aiosmtpd==1.4.6
+fi
+export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 swift build --build-tests
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).

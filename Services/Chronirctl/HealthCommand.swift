@@ -25,31 +25,17 @@ struct HealthCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let env = ServiceCall.operatorEnvironment()
-        let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(env), principal: BusPolicy.operatorPrincipal)
-        let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
-        var clients: [(ServiceDirectory.Name, RPCClient)] = []
-        for name in ServiceDirectory.Name.allCases { clients.append((name, try runtime.rpcClient(to: name, timeout: timeout))) }
-        let rows = await withTaskGroup(of: Row.self) { group in
-            for (name, client) in clients {
-                group.addTask {
-                    do {
-                        let r = try await client.call(SystemMethods.Health.self, Empty())
-                        let failing = r.checks.filter { $0.value != "ok" }.map { "\($0.key): \($0.value)" }.sorted()
-                        return Row(service: name.rawValue, status: r.status, instance: r.instance,
-                                   uptime: String(format: "%.0fs", r.uptimeSeconds),
-                                   detail: failing.isEmpty ? "database ok" : failing.joined(separator: "; "))
-                    } catch {
-                        return Row(service: name.rawValue, status: "down", instance: "-", uptime: "-", detail: "\(error)")
-                    }
-                }
+        let rows = try await ServiceCall.everyService(timeout: .milliseconds(Int64(timeout * 1000))) { name, client in
+            do {
+                let r = try await client.call(SystemMethods.Health.self, Empty())
+                let failing = r.checks.filter { $0.value != "ok" }.map { "\($0.key): \($0.value)" }.sorted()
+                return Row(service: name.rawValue, status: r.status, instance: r.instance,
+                           uptime: String(format: "%.0fs", r.uptimeSeconds),
+                           detail: failing.isEmpty ? "database ok" : failing.joined(separator: "; "))
+            } catch {
+                return Row(service: name.rawValue, status: "down", instance: "-", uptime: "-", detail: "\(error)")
             }
-            var all: [Row] = []
-            for await r in group { all.append(r) }
-            return all.sorted { $0.service < $1.service }
         }
-        for (_, c) in clients { await c.close() }
-        await runtime.shutdown()
         if json {
             print(String(decoding: try JSONCoding.encode(rows), as: UTF8.self))
         } else {

@@ -33,4 +33,28 @@ enum ServiceCall {
             throw ValidationError("\(error)")
         }
     }
+
+    /// Asks every service at once (each through its own client, waiting `timeout`), with the
+    /// operator's key; `body` turns a service's answer, or its failure, into a row. Rows come
+    /// back sorted by service name.
+    static func everyService<Row: Sendable>(timeout: Duration, excluding: Set<ServiceDirectory.Name> = [],
+                                            _ body: @escaping @Sendable (ServiceDirectory.Name, RPCClient) async -> Row) async throws -> [Row] {
+        let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(operatorEnvironment()),
+                                         principal: BusPolicy.operatorPrincipal)
+        var clients: [(ServiceDirectory.Name, RPCClient)] = []
+        for name in ServiceDirectory.Name.allCases where !excluding.contains(name) {
+            clients.append((name, try runtime.rpcClient(to: name, timeout: timeout)))
+        }
+        let rows = await withTaskGroup(of: (String, Row).self) { group in
+            for (name, client) in clients {
+                group.addTask { (name.rawValue, await body(name, client)) }
+            }
+            var all: [(String, Row)] = []
+            for await r in group { all.append(r) }
+            return all.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        for (_, c) in clients { await c.close() }
+        await runtime.shutdown()
+        return rows
+    }
 }

@@ -35,31 +35,15 @@ struct UserCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let runtime = try ServiceRuntime(service: "chronirctl", environment: ServiceEnvironment(ServiceCall.operatorEnvironment()),
-                                             principal: BusPolicy.operatorPrincipal)
-            let timeout = Duration.milliseconds(Int64(self.timeout * 1000))
-            var clients: [(ServiceDirectory.Name, RPCClient)] = []
-            for name in ServiceDirectory.Name.allCases {
-                clients.append((name, try runtime.rpcClient(to: name, timeout: timeout)))
-            }
             let uid = self.uid
-            let rows = await withTaskGroup(of: Row.self) { group in
-                for (name, client) in clients {
-                    group.addTask {
-                        do {
-                            let r = try await client.call(SystemMethods.UserTraces.self, .init(uid: uid))
-                            return Row(service: name.rawValue, state: r.rows.isEmpty ? "purged" : "holds the uid", rows: r.rows)
-                        } catch {
-                            return Row(service: name.rawValue, state: "unknown: \(error)", rows: [:])
-                        }
-                    }
+            let rows = try await ServiceCall.everyService(timeout: .milliseconds(Int64(timeout * 1000))) { name, client in
+                do {
+                    let r = try await client.call(SystemMethods.UserTraces.self, .init(uid: uid))
+                    return Row(service: name.rawValue, state: r.rows.isEmpty ? "purged" : "holds the uid", rows: r.rows)
+                } catch {
+                    return Row(service: name.rawValue, state: "unknown: \(error)", rows: [:])
                 }
-                var all: [Row] = []
-                for await r in group { all.append(r) }
-                return all.sorted { $0.service < $1.service }
             }
-            for (_, c) in clients { await c.close() }
-            await runtime.shutdown()
             if json {
                 print(String(decoding: try JSONCoding.encode(rows), as: UTF8.self))
             } else {

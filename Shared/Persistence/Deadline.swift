@@ -15,34 +15,61 @@ public struct DeadlineExceeded: Error, CustomStringConvertible {
 /// abandoned with it and fails when the network returns.
 public func withDeadline<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let outcome = DeadlineOutcome<T>()
-    return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
-        outcome.install(c)
-        let work = Task {
-            do { outcome.finish(.success(try await operation())) } catch { outcome.finish(.failure(error)) }
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            outcome.install(c)
+            let work = Task {
+                do { outcome.finish(.success(try await operation())) } catch { outcome.finish(.failure(error)) }
+            }
+            outcome.started(work)
+            Task {
+                try? await Task.sleep(for: limit)
+                outcome.finish(.failure(DeadlineExceeded(limit: limit)))
+            }
         }
-        Task {
-            try? await Task.sleep(for: limit)
-            if outcome.finish(.failure(DeadlineExceeded(limit: limit))) { work.cancel() }
-        }
+    } onCancel: {
+        // The caller was cancelled: answer at once, as a cancelled call would.
+        outcome.finish(.failure(CancellationError()))
     }
 }
 
 private final class DeadlineOutcome<T: Sendable>: Sendable {
-    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, done: Bool)>((nil, false))
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var done = false
+        var work: Task<Void, Never>?
+    }
+    private let state = Mutex(State())
 
-    func install(_ c: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = c } }
+    func install(_ c: CheckedContinuation<T, any Error>) {
+        let early = state.withLock { s -> Bool in
+            if s.done { return true }
+            s.continuation = c
+            return false
+        }
+        // Cancelled before the continuation existed.
+        if early { c.resume(throwing: CancellationError()) }
+    }
 
-    /// Resumes the caller with `result` unless it already was; true when this call did.
-    @discardableResult
-    func finish(_ result: Result<T, any Error>) -> Bool {
-        let c = state.withLock { s -> CheckedContinuation<T, any Error>? in
-            guard !s.done else { return nil }
+    func started(_ work: Task<Void, Never>) {
+        let cancel = state.withLock { s -> Bool in
+            s.work = work
+            return s.done
+        }
+        if cancel { work.cancel() }
+    }
+
+    /// Resumes the caller with `result` unless it already was; the operation is cancelled when
+    /// it is not what answered.
+    func finish(_ result: Result<T, any Error>) {
+        let (c, work) = state.withLock { s -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
+            guard !s.done else { return (nil, nil) }
             s.done = true
             let c = s.continuation
             s.continuation = nil
-            return c
+            return (c, s.work)
         }
         c?.resume(with: result)
-        return c != nil
+        if case .failure = result { work?.cancel() }
     }
 }

@@ -39,8 +39,7 @@ struct AccountDeletionTests {
     @Test("a deleted account leaves no uid or email in any schema; its group passes to an admin, members see tombstones, its tokens are refused")
     func deletionReachesEverything() async throws {
         let signer = try StoreSigner()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("deletion-root-\(UUID().uuidString).pem").path
-        try signer.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
+        let root = try signer.rootFile()
         let push = try FakePushServer()
         try await push.start()
         defer { push.stop() }

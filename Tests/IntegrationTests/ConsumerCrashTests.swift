@@ -65,8 +65,7 @@ struct ConsumerCrashTests {
     @Test("scheduler, alarms, invitations, notifications and accounts each killed between applying and checkpointing: restarted, every event applied once")
     func everyConsumer() async throws {
         let signer = try StoreSigner()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("crash-root-\(UUID().uuidString).pem").path
-        try signer.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
+        let root = try signer.rootFile()
         let push = try FakePushServer()
         try await push.start()
         defer { push.stop() }

@@ -14,8 +14,7 @@ struct DataExportTests {
     @Test("a populated account's export holds each kind of its data over several pages; a stranger's holds none of it; exports are rate-limited")
     func exportHoldsEverything() async throws {
         let signer = try StoreSigner()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("export-root-\(UUID().uuidString).pem").path
-        try signer.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
+        let root = try signer.rootFile()
         let push = try FakePushServer()
         try await push.start()
         defer { push.stop() }

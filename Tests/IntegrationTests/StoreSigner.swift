@@ -100,3 +100,12 @@ struct TestNotification: JWTPayload {
         signedDate = Int64(signed.timeIntervalSince1970 * 1000)
     }
 }
+
+extension StoreSigner {
+    /// The root certificate written to a temporary PEM file (`CHRONIR_APPLE_ROOT_CA_FILE`).
+    func rootFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("store-root-\(UUID().uuidString).pem").path
+        try rootPEM.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}

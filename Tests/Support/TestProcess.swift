@@ -14,12 +14,17 @@ public final class TestProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with `arguments` and extra environment; output goes to a log file.
-    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:], label: String? = nil) throws {
-        name = label ?? executable
+    public convenience init(_ executable: String, _ arguments: [String] = [], environment: [String: String] = [:], label: String? = nil) throws {
         let url = Self.binDirectory.appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw TestSetupError("\(url.path) is not built — build all products first (`make test` does)")
         }
+        try self.init(url: url, arguments, environment: environment, label: label ?? executable)
+    }
+
+    /// Starts the program at `url` (a tool the tests need, such as a local SMTP server).
+    public init(url: URL, _ arguments: [String] = [], environment: [String: String] = [:], label: String) throws {
+        name = label
         let logDir = FileManager.default.temporaryDirectory.appendingPathComponent("chronir-test-logs")
         try FileManager.default.createDirectory(at: logDir, withIntermediateDirectories: true)
         logPath = logDir.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8)).log").path

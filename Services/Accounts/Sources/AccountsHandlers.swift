@@ -13,6 +13,7 @@ struct AccountsHandlers: Sendable {
     let outbox: OutboxWriter
     let refreshTTL: Duration
     let identities: IdentityTokens
+    let mails: AccountMails
 
     var database: Database { store.database }
     var groups: GroupStore { GroupStore(database: store.database, outbox: outbox) }
@@ -24,6 +25,10 @@ struct AccountsHandlers: Sendable {
         router.on(AccountsMethods.Anonymous.self) { request, _ in try await anonymousSignup(request) }
         router.on(AccountsMethods.Link.self) { request, context in try await link(request, actor: try context.requireActor()) }
         router.on(AccountsMethods.MarkMigrated.self) { _, context in try await markMigrated(try context.requireActor()) }
+        router.on(AccountsMethods.RequestPasswordReset.self) { request, _ in try await requestPasswordReset(request) }
+        router.on(AccountsMethods.ConfirmPasswordReset.self) { request, _ in try await confirmPasswordReset(request) }
+        router.on(AccountsMethods.RequestVerification.self) { _, context in try await requestVerification(try context.requireActor()) }
+        router.on(AccountsMethods.ConfirmVerification.self) { request, _ in try await confirmVerification(request) }
         router.on(AccountsMethods.Refresh.self) { request, _ in try await refresh(request) }
         router.on(AccountsMethods.Logout.self) { request, context in try await logout(request, context) }
         router.on(AccountsMethods.GetMe.self) { _, context in try await me(try context.requireActor()) }

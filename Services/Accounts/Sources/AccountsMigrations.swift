@@ -111,5 +111,37 @@ enum AccountsMigrations {
             """,
             "CREATE INDEX identities_user ON identities (user_id)",
         ]),
+        Migration(6, "email tokens and the mail outbox", [
+            "ALTER TABLE users ADD COLUMN email_verified_at timestamptz",
+            // Password-reset and verification tokens: only their SHA-256 is kept; single use.
+            """
+            CREATE TABLE email_tokens (
+                token_hash text PRIMARY KEY,
+                user_id text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                purpose text NOT NULL CHECK (purpose IN ('reset', 'verify')),
+                email text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                expires_at timestamptz NOT NULL,
+                used_at timestamptz
+            )
+            """,
+            "CREATE INDEX email_tokens_user ON email_tokens (user_id)",
+            // Mails are queued in the transaction that decides them and sent after it commits.
+            """
+            CREATE TABLE mail_outbox (
+                id bigserial PRIMARY KEY,
+                user_id text REFERENCES users (id) ON DELETE CASCADE,
+                recipient text NOT NULL,
+                subject text NOT NULL,
+                body text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                attempts integer NOT NULL DEFAULT 0,
+                next_attempt_at timestamptz NOT NULL DEFAULT now(),
+                sent_at timestamptz,
+                last_error text
+            )
+            """,
+            "CREATE INDEX mail_outbox_pending ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL",
+        ]),
     ]
 }

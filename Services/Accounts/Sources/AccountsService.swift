@@ -29,11 +29,21 @@ public enum AccountsService {
             hasher: PasswordHasher(logN: try env.int("CHRONIR_SCRYPT_LOG_N", 15, in: 4...20), pool: pool),
             issuer: issuer, outbox: outbox.writer,
             refreshTTL: try env.duration("CHRONIR_REFRESH_TTL", .seconds(30 * 86_400)),
-            identities: identities
+            identities: identities,
+            mails: AccountMails(publicURL: env.string("CHRONIR_PUBLIC_URL", "http://localhost:8080"),
+                                resetTTL: try env.duration("CHRONIR_RESET_TOKEN_TTL", .seconds(3600)),
+                                verifyTTL: try env.duration("CHRONIR_VERIFY_TOKEN_TTL", .seconds(48 * 3600)))
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
         let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
+        let smtp = try env.optional("CHRONIR_SMTP_URL").map {
+            try SMTPClient(url: $0, from: env.string("CHRONIR_MAIL_FROM", "no-reply@chronir.app"))
+        }
+        if smtp == nil { runtime.logger.warning("CHRONIR_SMTP_URL is not set: password-reset and verification mails wait in mail_outbox") }
+        let sender = MailSender(database: database, smtp: smtp, pool: pool, logger: runtime.logs.logger("mail"))
+        parts.services.append(PeriodicService("mail sender", every: try env.duration("CHRONIR_MAIL_POLL", .seconds(1)),
+                                              logger: runtime.logs.logger("mail")) { try await sender.sendDue() })
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)

@@ -10,17 +10,18 @@ struct AccountsStore: Sendable {
     let database: Database
 
     static let userColumns = """
-        id, email, display_name, photo_url, tier, settings::text, platform, app_version, fcm_token, migrated_at, created_at, updated_at
+        id, email, display_name, photo_url, tier, settings::text, platform, app_version, fcm_token, migrated_at, created_at, updated_at,
+        email_verified_at
         """
 
     static func decodeUsers(_ rows: PostgresRowSequence) async throws -> [User] {
         var users: [User] = []
         for try await row in rows {
-            let r = try row.decode((String, String, String, String?, String, String, String?, String?, String?, Date?, Date, Date).self)
+            let r = try row.decode((String, String, String, String?, String, String, String?, String?, String?, Date?, Date, Date, Date?).self)
             let settings = try JSONCoding.decoder().decode(UserSettings.self, from: Data(r.5.utf8))
             users.append(User(uid: r.0, email: r.1, displayName: r.2, photoURL: r.3, tier: Tier(rawValue: r.4) ?? .free,
                               createdAt: r.10, updatedAt: r.11, migratedAt: r.9, settings: settings,
-                              platform: r.6, appVersion: r.7, fcmToken: r.8))
+                              platform: r.6, appVersion: r.7, fcmToken: r.8, emailVerifiedAt: r.12))
         }
         return users
     }

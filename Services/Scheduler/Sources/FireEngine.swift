@@ -112,6 +112,7 @@ final class FireEngine: Service, Sendable {
     private func fireBatch(_ ids: [Int64], owned: [Int: Int64], missed: Set<Int64>) async {
         var delay = Duration.milliseconds(50)
         for attempt in 0..<8 {
+            if Task.isCancelled { return }  // shutting down: the timers stay pending for the next owner
             do {
                 let result = try await withDeadline(config.leaseDuration) { [store] in try await store.fire(ids: ids, owned: owned, missed: missed) }
                 if result.fenced { requestSweep() }

@@ -36,6 +36,34 @@ public enum AccountsMethods {
         public static let type = "accounts.mark-migrated"
     }
 
+    /// Queues a password-reset mail when the address has an account.
+    public struct RequestPasswordReset: RPCMethod {
+        public typealias Request = PasswordResetRequest
+        public typealias Response = Empty
+        public static let type = "accounts.password-reset"
+    }
+
+    /// A new password with a reset token; revokes every session.
+    public struct ConfirmPasswordReset: RPCMethod {
+        public typealias Request = PasswordResetConfirmation
+        public typealias Response = Empty
+        public static let type = "accounts.password-reset-confirm"
+    }
+
+    /// Queues a verification mail to the actor's email.
+    public struct RequestVerification: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = Empty
+        public static let type = "accounts.email-verification"
+    }
+
+    /// Confirms an email with a verification token.
+    public struct ConfirmVerification: RPCMethod {
+        public typealias Request = EmailVerificationConfirmation
+        public typealias Response = Empty
+        public static let type = "accounts.email-verification-confirm"
+    }
+
     /// Sign in with Apple or Google (an account is created, or linked by verified email, on first use).
     public struct ProviderSignIn: RPCMethod {
         public typealias Request = ProviderSignInRequest

@@ -158,3 +158,25 @@ public struct LinkRequest: Codable, Sendable {
         self.nonce = nonce
     }
 }
+
+/// Asks for a password-reset mail (answered the same whether or not the address has an account).
+public struct PasswordResetRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// Sets a new password with the token of a reset mail; every session ends.
+public struct PasswordResetConfirmation: Codable, Sendable {
+    public var token: String
+    public var password: String
+    public init(token: String, password: String) {
+        self.token = token
+        self.password = password
+    }
+}
+
+/// Confirms an email address with the token of a verification mail.
+public struct EmailVerificationConfirmation: Codable, Sendable {
+    public var token: String
+    public init(token: String) { self.token = token }
+}

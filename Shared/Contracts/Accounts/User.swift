@@ -15,10 +15,13 @@ public struct User: Codable, Sendable, Equatable {
     public var platform: String?
     public var appVersion: String?
     public var fcmToken: String?
+    /// When the email was confirmed by the link of a verification mail (nil: not yet).
+    public var emailVerifiedAt: Date?
 
     public init(uid: String, email: String, displayName: String, photoURL: String? = nil, tier: Tier = .free,
                 createdAt: Date, updatedAt: Date, migratedAt: Date? = nil, settings: UserSettings,
-                platform: String? = nil, appVersion: String? = nil, fcmToken: String? = nil) {
+                platform: String? = nil, appVersion: String? = nil, fcmToken: String? = nil, emailVerifiedAt: Date? = nil) {
+        self.emailVerifiedAt = emailVerifiedAt
         self.uid = uid
         self.email = email
         self.displayName = displayName
@@ -34,7 +37,7 @@ public struct User: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case uid, email, displayName, photoURL, tier, createdAt, updatedAt, migratedAt, settings, platform, appVersion, fcmToken
+        case uid, email, displayName, photoURL, tier, createdAt, updatedAt, migratedAt, settings, platform, appVersion, fcmToken, emailVerifiedAt
     }
 
     /// Encodes absent values as `null`, as the API's TypeScript interfaces show them.
@@ -52,6 +55,7 @@ public struct User: Codable, Sendable, Equatable {
         try c.encodeNullable(platform, forKey: .platform)
         try c.encodeNullable(appVersion, forKey: .appVersion)
         try c.encodeNullable(fcmToken, forKey: .fcmToken)
+        try c.encodeNullable(emailVerifiedAt, forKey: .emailVerifiedAt)
     }
 }
 

@@ -51,6 +51,24 @@ enum AuthRoutes {
             body["idToken"] = nil
             return try await g.forward(g.clients.accounts, AccountsMethods.Link.type, payload: try JSONCoding.encode(body), caller: caller)
         }
+        // Password reset and email verification (the mails go out from the accounts service).
+        router.post("/v1/auth/password-reset") { request, context in
+            let payload = try await HTTPSupport.payload(request)
+            try g.throttle.admitSignup(address: context.peer)
+            return try await g.forward(g.clients.accounts, AccountsMethods.RequestPasswordReset.type, payload: payload, caller: nil, status: .accepted)
+        }
+        router.post("/v1/auth/password-reset/confirm") { request, _ in
+            try await g.forward(g.clients.accounts, AccountsMethods.ConfirmPasswordReset.type, payload: try await HTTPSupport.payload(request),
+                                caller: nil, status: .noContent)
+        }
+        router.post("/v1/auth/verify-email") { request, _ in
+            try await g.forward(g.clients.accounts, AccountsMethods.ConfirmVerification.type, payload: try await HTTPSupport.payload(request),
+                                caller: nil, status: .noContent)
+        }
+        router.post("/v1/me/email-verification") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(g.clients.accounts, AccountsMethods.RequestVerification.type, caller: caller, status: .accepted)
+        }
         router.post("/v1/auth/refresh") { request, _ in
             try await g.forward(g.clients.accounts, AccountsMethods.Refresh.type, payload: try await HTTPSupport.payload(request), caller: nil)
         }
