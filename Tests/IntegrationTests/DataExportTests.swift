@@ -61,7 +61,7 @@ struct DataExportTests {
             let doc = try #require(try JSONSerialization.jsonObject(with: export.body) as? [String: Any], "not a JSON object: \(export.text.prefix(500))")
             func section(_ name: String) -> [[String: Any]] { doc[name] as? [[String: Any]] ?? [] }
             #expect(doc["uid"] as? String == owner.uid)
-            for name in ["profile", "devices", "identities", "sessions", "groups", "alarms", "completions", "snoozes", "invitationsSent",
+            for name in ["profile", "devices", "identities", "sessions", "groups", "alarms", "completions", "calendarFeeds", "snoozes", "invitationsSent",
                          "invitationsReceived", "notifications", "deliveries", "subscriptions", "entitlement", "snoozeLedger", "snoozePolicies"] {
                 #expect(doc[name] is [Any], "section \(name) missing")
             }

@@ -70,6 +70,7 @@ struct AccountsEventHandlers: Sendable {
         try await c.query("UPDATE snoozes SET updated_by = '' WHERE updated_by = \(uid)", logger: store.logger)
         try await c.query("DELETE FROM feed_entries WHERE user_id = \(uid)", logger: store.logger)
         try await c.query("DELETE FROM feed_heads WHERE user_id = \(uid)", logger: store.logger)
+        try await c.query("DELETE FROM calendar_feeds WHERE user_id = \(uid)", logger: store.logger)
         try await c.query("DELETE FROM users WHERE user_id = \(uid)", logger: store.logger)
         try await c.query("DELETE FROM user_tiers WHERE user_id = \(uid)", logger: store.logger)
         try await c.query("DELETE FROM group_members WHERE user_id = \(uid)", logger: store.logger)

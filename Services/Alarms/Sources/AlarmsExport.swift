@@ -16,6 +16,11 @@ enum AlarmsExport {
             ORDER BY c.id LIMIT \(limit)
             """
         },
+        ExportSection("calendarFeeds") { uid, after, limit in
+            """
+            SELECT id, (to_jsonb(f) - 'token_hash')::text FROM calendar_feeds f WHERE user_id = \(uid) AND id > \(after) ORDER BY id LIMIT \(limit)
+            """
+        },
         ExportSection("snoozes") { uid, after, limit in
             """
             SELECT s.alarm_id || '/' || s.occurrence_at::text, to_jsonb(s)::text FROM snoozes s

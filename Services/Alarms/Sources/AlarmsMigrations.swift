@@ -123,5 +123,20 @@ enum AlarmsMigrations {
         OutboxSchema.payloadStatistics(4, extra: [
             "ALTER TABLE alarms ALTER COLUMN schedule SET STATISTICS 0",
         ]),
+        Migration(5, "calendar feeds", [
+            // Secret feed URLs: only the SHA-256 of the token is kept.
+            """
+            CREATE TABLE calendar_feeds (
+                id text PRIMARY KEY,
+                token_hash text NOT NULL UNIQUE,
+                user_id text NOT NULL,
+                scope text NOT NULL CHECK (scope IN ('me', 'group')),
+                group_id text,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                last_fetched_at timestamptz
+            )
+            """,
+            "CREATE INDEX calendar_feeds_user ON calendar_feeds (user_id)",
+        ]),
     ]
 }

@@ -24,6 +24,7 @@ public enum AlarmsService {
             .register(into: &router)
         AlarmQueryHandlers(store: store).register(into: &router)
         CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)
+        CalendarFeedHandlers(store: store).register(into: &router)
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
         let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
         tiers.register(into: &router)

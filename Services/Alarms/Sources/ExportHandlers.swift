@@ -58,10 +58,18 @@ struct ExportHandlers: Sendable {
                             filename: alarmId.map { "alarm-\($0).ics" } ?? "chronir.ics", body: Self.ics(alarms))
     }
 
+    /// What a subscribed feed adds to a calendar: a refresh interval, a VALARM per pre-alarm
+    /// warning (minutes before), and who each alarm is assigned to.
+    struct FeedOptions {
+        var warnings: (Alarm) -> [Int]
+        var assignee: (Alarm) -> String?
+    }
+
     /// A VCALENDAR with one recurring VEVENT per alarm and the VTIMEZONEs they use.
-    static func ics(_ alarms: [Alarm], now: Date = Date()) -> String {
+    static func ics(_ alarms: [Alarm], now: Date = Date(), feed: FeedOptions? = nil) -> String {
         var lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Chronir//Chronir backend//EN", "CALSCALE:GREGORIAN",
                      "X-WR-CALNAME:Chronir"]
+        if feed != nil { lines += ["REFRESH-INTERVAL;VALUE=DURATION:PT1H", "X-PUBLISHED-TTL:PT1H"] }
         var events: [String] = []
         var zones: [String: (TimeZone, Date)] = [:]
         for a in alarms {
@@ -74,11 +82,18 @@ struct ExportHandlers: Sendable {
             }
             events += ["BEGIN:VEVENT", "UID:\(a.id)@chronir.app", "DTSTAMP:\(ICalendar.utcStamp(now))", rule.dtstart,
                        rule.rrule, "DURATION:PT15M", "SUMMARY:\(ICalendar.escape(a.title))"]
-            if let note = a.note, !note.isEmpty { events.append("DESCRIPTION:\(ICalendar.escape(note))") }
+            let assignee = feed?.assignee(a)
+            let description = [a.note.flatMap { $0.isEmpty ? nil : $0 }, assignee.map { "Assigned to \($0)" }].compactMap { $0 }
+            if !description.isEmpty { events.append("DESCRIPTION:\(ICalendar.escape(description.joined(separator: "\n")))") }
+            if let assignee { events.append("X-CHRONIR-ASSIGNEE:\(ICalendar.escape(assignee))") }
             if let category = a.category, !category.isEmpty { events.append("CATEGORIES:\(ICalendar.escape(category))") }
             events += ["STATUS:CONFIRMED", "SEQUENCE:\(a.version)", "LAST-MODIFIED:\(ICalendar.utcStamp(a.updatedAt))",
-                       "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:\(ICalendar.escape(a.title))", "TRIGGER:PT0M", "END:VALARM",
-                       "END:VEVENT"]
+                       "BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:\(ICalendar.escape(a.title))", "TRIGGER:PT0M", "END:VALARM"]
+            for minutes in feed?.warnings(a) ?? [] where minutes > 0 {
+                events += ["BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:\(ICalendar.escape(a.title)) (in \(Self.span(minutes)))",
+                           "TRIGGER:-PT\(minutes)M", "END:VALARM"]
+            }
+            events.append("END:VEVENT")
         }
         for (_, (zone, first)) in zones.sorted(by: { $0.key < $1.key }) {
             lines += ICalendar.vtimezone(zone, from: first.addingTimeInterval(-86_400 * 366), to: now.addingTimeInterval(86_400 * 366 * 15))
@@ -86,5 +101,12 @@ struct ExportHandlers: Sendable {
         lines += events
         lines.append("END:VCALENDAR")
         return lines.map(ICalendar.fold).joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// `3 days`, `1 hour`, `90 minutes`.
+    static func span(_ minutes: Int) -> String {
+        if minutes % 1440 == 0 { return minutes == 1440 ? "1 day" : "\(minutes / 1440) days" }
+        if minutes % 60 == 0 { return minutes == 60 ? "1 hour" : "\(minutes / 60) hours" }
+        return "\(minutes) minutes"
     }
 }

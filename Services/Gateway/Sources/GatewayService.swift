@@ -33,6 +33,7 @@ public enum GatewayService {
         AuthRoutes.add(to: router, gateway: gateway)
         MeRoutes.add(to: router, gateway: gateway)
         ExportRoutes.add(to: router, gateway: gateway)
+        CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: env.optional("CHRONIR_PUBLIC_URL"))
         AlarmRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway)
         GroupRoutes.add(to: router, gateway: gateway)
