@@ -58,7 +58,7 @@ public enum AccountsService {
     /// Sign in with Apple and Google: `CHRONIR_APPLE_JWKS_URL` / `CHRONIR_GOOGLE_JWKS_URL` (the
     /// providers' own by default), `CHRONIR_APPLE_AUDIENCES` / `CHRONIR_GOOGLE_AUDIENCES` (the app's
     /// bundle or service ids / OAuth client ids, comma-separated; a provider without audiences is
-    /// refused with CA022), `CHRONIR_IDENTITY_TOKEN_SKEW` (60 s).
+    /// answered 404 CA017: not enabled), `CHRONIR_IDENTITY_TOKEN_SKEW` (60 s).
     static func identityTokens(env: ServiceEnvironment, http: HTTPClient, logger: Logger) throws -> IdentityTokens {
         let apple = ProviderKeys(url: env.string("CHRONIR_APPLE_JWKS_URL", "https://appleid.apple.com/auth/keys"), http: http, logger: logger)
         let google = ProviderKeys(url: env.string("CHRONIR_GOOGLE_JWKS_URL", "https://www.googleapis.com/oauth2/v3/certs"), http: http, logger: logger)

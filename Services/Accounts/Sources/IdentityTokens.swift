@@ -67,7 +67,7 @@ struct IdentityTokens: Sendable {
             throw ServiceError(.validationFailed, "provider must be one of \(providers.keys.sorted().joined(separator: ", "))")
         }
         guard !provider.audiences.isEmpty else {
-            throw ServiceError(.serviceUnavailable, "sign in with \(name) is not configured on this server")
+            throw ServiceError(.notFound, "sign in with \(name) is not enabled on this server")
         }
         func refuse(_ check: Check, _ detail: String = "") -> ServiceError {
             logger.notice("identity token refused", metadata: ["provider": "\(name)", "check": "\(check.rawValue)", "detail": "\(detail)"])

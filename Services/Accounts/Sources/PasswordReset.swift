@@ -8,7 +8,7 @@ extension AccountsHandlers {
     /// so the route does not tell who has an account.
     func requestPasswordReset(_ request: PasswordResetRequest) async throws -> Empty {
         let key = request.email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        guard !key.isEmpty else { throw ServiceError(.validationFailed, "email is required") }
+        guard !key.isEmpty, key.count <= 254 else { throw ServiceError(.validationFailed, "email must be 1 to 254 characters") }
         try await database.transaction { c in
             let rows = try await c.query("SELECT id, email, display_name FROM users WHERE email_key = \(key) AND email <> ''",
                                          logger: database.logger)

@@ -22,6 +22,8 @@ final class AuthThrottle: Sendable {
         var maxBackoffSeconds = 900
         /// Data exports one account may ask for per hour (`CHRONIR_EXPORTS_PER_HOUR`).
         var exportsPerUserPerHour = 6
+        /// Alarm imports (up to 500 alarms each) one account may send per hour (`CHRONIR_IMPORTS_PER_HOUR`).
+        var importsPerUserPerHour = 20
     }
 
     private struct Bucket { var tokens: Double; var at: Date }
@@ -29,6 +31,7 @@ final class AuthThrottle: Sendable {
     private struct State {
         var signups: [String: Bucket] = [:]
         var exports: [String: Bucket] = [:]
+        var imports: [String: Bucket] = [:]
         var accounts: [String: Failures] = [:]
         var addresses: [String: Failures] = [:]
     }
@@ -52,6 +55,13 @@ final class AuthThrottle: Sendable {
     func admitExport(user: String, now: Date = Date()) throws {
         if let wait = take(\.exports, user, perHour: limits.exportsPerUserPerHour, now: now) {
             throw Self.refusal("too many exports of this account", wait)
+        }
+    }
+
+    /// Takes one alarm import from `user`'s bucket, or throws `CA019`.
+    func admitImport(user: String, now: Date = Date()) throws {
+        if let wait = take(\.imports, user, perHour: limits.importsPerUserPerHour, now: now) {
+            throw Self.refusal("too many alarm imports for this account", wait)
         }
     }
 

@@ -21,6 +21,7 @@ public enum GatewayService {
         var limits = AuthThrottle.Limits()
         limits.signupsPerAddressPerHour = try env.int("CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR", limits.signupsPerAddressPerHour, in: 1...10_000_000)
         limits.exportsPerUserPerHour = try env.int("CHRONIR_EXPORTS_PER_HOUR", limits.exportsPerUserPerHour, in: 1...10_000)
+        limits.importsPerUserPerHour = try env.int("CHRONIR_IMPORTS_PER_HOUR", limits.importsPerUserPerHour, in: 1...10_000)
         limits.accountFailuresFree = try env.int("CHRONIR_LOGIN_FAILURES_FREE", limits.accountFailuresFree, in: 1...1_000_000)
         limits.addressFailuresFree = try env.int("CHRONIR_LOGIN_ADDRESS_FAILURES_FREE", limits.addressFailuresFree, in: 1...1_000_000)
         limits.maxBackoffSeconds = try env.int("CHRONIR_LOGIN_BACKOFF_MAX", limits.maxBackoffSeconds, in: 1...86_400)
