@@ -25,6 +25,8 @@ if ! [ -x "$venv/bin/st" ]; then
 fi
 
 port=${CONTRACT_HTTP_PORT:-18180}
+# A suite left by an interrupted run still holds the port: stop it first.
+scripts/pg.sh stop "$out/pg" >/dev/null 2>&1 || true
 rm -rf "$out/pg"
 # Sign-ups: schemathesis creates many accounts from one address.
 CHRONIR_HTTP_PORT=$port CHRONIR_PG_PORT=${CONTRACT_PG_PORT:-55435} CHRONIR_PG_DIR=$out/pg \
