@@ -182,6 +182,7 @@ let package = Package(
                 "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Services/Alarms/Sources",
             swiftSettings: swiftSettings

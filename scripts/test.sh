@@ -11,12 +11,13 @@ rm -rf "$dir"
 trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
 scripts/pg.sh start "$dir" "$port" fast
 export CHRONIR_TEST_DATABASE_URL=$(scripts/pg.sh url "$port")
-# A local SMTP server for the mail tests (aiosmtpd) and an independent iCalendar parser for the
-# feed tests (icalendar, python-dateutil), in a venv of their own.
+# A local SMTP server for the mail tests (aiosmtpd), an independent iCalendar parser for the
+# feed tests (icalendar, python-dateutil) and a local S3-compatible server for the photo tests
+# (moto, whose botocore also checks our request signatures), in a venv of their own.
 venv=.run/test-venv
-if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, icalendar, dateutil' 2>/dev/null; then
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, icalendar, dateutil, moto.server, botocore' 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q aiosmtpd==1.4.6 icalendar==6.1.0 python-dateutil==2.9.0.post0
+    "$venv/bin/pip" install -q aiosmtpd==1.4.6 icalendar==6.1.0 python-dateutil==2.9.0.post0 'moto[server]==5.1.22'
 fi
 export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 swift build --build-tests

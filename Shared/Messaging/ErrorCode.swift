@@ -33,6 +33,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case paymentRequired = "CA029"
     case callerNotAllowed = "CA030"
     case methodNotAllowed = "CA031"
+    case unsupportedMediaType = "CA032"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -68,6 +69,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .paymentRequired: "PAYMENT_REQUIRED"
         case .callerNotAllowed: "CALLER_NOT_ALLOWED"
         case .methodNotAllowed: "METHOD_NOT_ALLOWED"
+        case .unsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE"
         }
     }
 
@@ -79,6 +81,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .invitationExpired: 410
         case .paymentRequired: 402
         case .methodNotAllowed: 405
+        case .unsupportedMediaType: 415
         case .alarmNotFound, .notFound: 404
         case .scheduleInvalid, .validationFailed, .messageInvalid, .receiptInvalid,
              .osAlarmPermissionDenied, .notificationPermissionDenied: 400

@@ -107,7 +107,7 @@ struct HTTPResult: Sendable {
 extension TestSuite {
     /// Sends a request to the gateway.
     func request(_ method: HTTPMethod, _ path: String, token: String? = nil, json: Any? = nil, body: String? = nil,
-                 headers: [String: String] = [:]) async throws -> HTTPResult {
+                 bytes: Data? = nil, headers: [String: String] = [:]) async throws -> HTTPResult {
         var request = HTTPClientRequest(url: try await gatewayURL() + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -117,6 +117,8 @@ extension TestSuite {
             request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
         } else if let body {
             request.body = .bytes(ByteBuffer(string: body))
+        } else if let bytes {
+            request.body = .bytes(ByteBuffer(data: bytes))
         }
         let response = try await http.execute(request, timeout: .seconds(30))
         let bytes = try await response.body.collect(upTo: 16 << 20)

@@ -3,7 +3,7 @@ import ServiceKit
 
 /// The alarms service's part of a data export: the user's alarms (deleted ones included while
 /// kept), every completion of them, the user's own completions of alarms shared with them, and
-/// their snooze state.
+/// their snooze state, and the descriptions of their alarms' photos.
 enum AlarmsExport {
     static let sections: [ExportSection] = [
         ExportSection("alarms") { uid, after, limit in
@@ -20,6 +20,10 @@ enum AlarmsExport {
             """
             SELECT id, (to_jsonb(f) - 'token_hash')::text FROM calendar_feeds f WHERE user_id = \(uid) AND id > \(after) ORDER BY id LIMIT \(limit)
             """
+        },
+        // Each photo's description; its bytes are at the alarm's photoURL.
+        ExportSection("photos") { uid, after, limit in
+            "SELECT alarm_id, to_jsonb(p)::text FROM photos p WHERE owner_id = \(uid) AND alarm_id > \(after) ORDER BY alarm_id LIMIT \(limit)"
         },
         ExportSection("snoozes") { uid, after, limit in
             """

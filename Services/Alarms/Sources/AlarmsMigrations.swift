@@ -138,5 +138,46 @@ enum AlarmsMigrations {
             """,
             "CREATE INDEX calendar_feeds_user ON calendar_feeds (user_id)",
         ]),
+        Migration(6, "photos", [
+            // One photo per alarm; its bytes are in the photo storage under object_key.
+            """
+            CREATE TABLE photos (
+                alarm_id text PRIMARY KEY,
+                owner_id text NOT NULL,
+                object_key text NOT NULL,
+                content_type text NOT NULL,
+                etag text NOT NULL,
+                size integer NOT NULL,
+                updated_at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX photos_object_key ON photos (object_key)",
+            // Keys whose bytes the sweep removes from the storage, not before not_before.
+            """
+            CREATE TABLE photo_deletions (
+                object_key text PRIMARY KEY,
+                not_before timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            // The embedded storage (used unless CHRONIR_S3_ENDPOINT is set).
+            "CREATE TABLE photo_blobs (object_key text PRIMARY KEY, bytes bytea NOT NULL)",
+            // Whatever deletes an alarm (its owner, a purge of the account) queues its photo.
+            """
+            CREATE FUNCTION photos_follow_alarm() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' OR NEW.deleted_at IS NOT NULL THEN
+                    INSERT INTO photo_deletions (object_key) SELECT object_key FROM photos WHERE alarm_id = OLD.id
+                        ON CONFLICT (object_key) DO UPDATE SET not_before = now();
+                    DELETE FROM photos WHERE alarm_id = OLD.id;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER alarms_photo_cleanup AFTER DELETE OR UPDATE OF deleted_at ON alarms
+                FOR EACH ROW EXECUTE FUNCTION photos_follow_alarm()
+            """,
+        ]),
     ]
 }

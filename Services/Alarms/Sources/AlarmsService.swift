@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Contracts
 import Foundation
+import Logging
 import Messaging
 import Persistence
 import ServiceKit
@@ -28,6 +30,14 @@ public enum AlarmsService {
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
         let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
         tiers.register(into: &router)
+        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let storage = try await photoStorage(env: env, database: database, http: http, logger: runtime.logs.logger("photos"))
+        let photos = PhotoStore(database: database)
+        PhotoHandlers(store: store, photos: photos, storage: storage, changes: changes, outbox: outbox.writer,
+                      uploadGrace: try env.duration("CHRONIR_PHOTO_UPLOAD_GRACE", .seconds(3600)))
+            .register(into: &router)
+        parts.services.append(PeriodicService("photo sweep", every: try env.duration("CHRONIR_PHOTO_SWEEP", .seconds(5)),
+                                              logger: runtime.logs.logger("photos")) { _ = try await photos.sweep(storage: storage) })
         let billingClient = try runtime.rpcClient(to: .billing)
         SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
 
@@ -44,13 +54,33 @@ public enum AlarmsService {
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         try runtime.exporter(database: database, sections: AlarmsExport.sections).register(ExportMethods.Alarms.self, in: &router)
-        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
+        // Photo uploads and reads are messages of up to 8 MiB.
+        parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health,
+                                                        maxFrameBytes: max(runtime.maxFrameBytes, PhotoMethods.maxMessageBytes)))
         parts.closers.append(outbox.close)
         parts.closers.append { await billingClient.close() }
         parts.closers.append { await accounts.replay.close() }
         parts.closers.append { await billing.replay.close() }
         parts.closers.append { await invitations.replay.close() }
         parts.closers.append { await scheduler.replay.close() }
+        parts.closers.append { try? await http.shutdown() }
         return parts
+    }
+
+    /// The photo storage: an S3-compatible bucket when `CHRONIR_S3_ENDPOINT` is set (with
+    /// `CHRONIR_S3_BUCKET`, `CHRONIR_S3_REGION`, `CHRONIR_S3_ACCESS_KEY_ID` and
+    /// `CHRONIR_S3_SECRET_ACCESS_KEY`; the bucket is created when missing), else the service's
+    /// own PostgreSQL.
+    static func photoStorage(env: ServiceEnvironment, database: Database, http: HTTPClient, logger: Logger) async throws -> any PhotoStorage {
+        guard let endpoint = env.optional("CHRONIR_S3_ENDPOINT") else { return DatabasePhotoStorage(database: database) }
+        guard let key = env.optional("CHRONIR_S3_ACCESS_KEY_ID"), let secret = env.optional("CHRONIR_S3_SECRET_ACCESS_KEY") else {
+            throw ServiceEnvironment.Invalid("CHRONIR_S3_ENDPOINT needs CHRONIR_S3_ACCESS_KEY_ID and CHRONIR_S3_SECRET_ACCESS_KEY")
+        }
+        let s3 = S3PhotoStorage(config: .init(endpoint: endpoint, bucket: env.string("CHRONIR_S3_BUCKET", "chronir-photos"),
+                                              region: env.string("CHRONIR_S3_REGION", "us-east-1"), accessKeyID: key, secretAccessKey: secret),
+                                http: http, logger: logger)
+        try await s3.ensureBucket()
+        logger.info("photos are stored in \(s3.name)")
+        return s3
     }
 }

@@ -1,3 +1,4 @@
+import Contracts
 import Messaging
 import ServiceKit
 
@@ -12,7 +13,7 @@ struct GatewayClients: Sendable {
 
     init(runtime: ServiceRuntime, timeout: Duration) throws {
         accounts = try runtime.rpcClient(to: .accounts, timeout: timeout)
-        alarms = try runtime.rpcClient(to: .alarms, timeout: timeout)
+        alarms = try runtime.rpcClient(to: .alarms, timeout: timeout, maxFrameBytes: max(runtime.maxFrameBytes, PhotoMethods.maxMessageBytes))
         scheduler = try runtime.rpcClient(to: .scheduler, timeout: timeout)
         notifications = try runtime.rpcClient(to: .notifications, timeout: timeout)
         invitations = try runtime.rpcClient(to: .invitations, timeout: timeout)

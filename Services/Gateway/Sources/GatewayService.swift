@@ -36,6 +36,7 @@ public enum GatewayService {
         ExportRoutes.add(to: router, gateway: gateway)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: env.optional("CHRONIR_PUBLIC_URL"))
         AlarmRoutes.add(to: router, gateway: gateway)
+        PhotoRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway)
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)

@@ -5,7 +5,9 @@ import Persistence
 
 extension ServiceRuntime {
     /// The request server of this service, answering `system.health` besides `router`.
-    public func makeRPCServer(router: RPCRouter, health: HealthChecks, binds: [String]? = nil) throws -> RPCServer {
+    /// `maxFrameBytes` raises the message limit (`CHRONIR_MAX_MESSAGE_BYTES`) for a service
+    /// whose requests are larger (alarms' photos).
+    public func makeRPCServer(router: RPCRouter, health: HealthChecks, binds: [String]? = nil, maxFrameBytes: Int? = nil) throws -> RPCServer {
         var router = router
         router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
         if let database = health.database {
@@ -16,7 +18,7 @@ extension ServiceRuntime {
         let service = ServiceDirectory.Name(rawValue: name)
         let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
-                             telemetry: telemetry, maxFrameBytes: maxFrameBytes,
+                             telemetry: telemetry, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
                              maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000),
                              translate: Self.databaseOutage)
     }

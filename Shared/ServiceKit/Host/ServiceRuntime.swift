@@ -82,10 +82,11 @@ public final class ServiceRuntime: Sendable {
     /// `<service>/<instance>`, the `source` of messages this process sends.
     public var source: String { "\(name)/\(instance)" }
 
-    /// A client for another service's requests.
-    public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5)) throws -> RPCClient {
+    /// A client for another service's requests; `maxFrameBytes` raises the message limit
+    /// for a service that takes larger ones.
+    public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5), maxFrameBytes: Int? = nil) throws -> RPCClient {
         try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
-                      telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes)
+                      telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes)
     }
 
     /// Releases the ZeroMQ context and event loops. Call after every socket is closed.
