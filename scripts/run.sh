@@ -58,6 +58,9 @@ if [ -z "${CHRONIR_BUS_PUBLIC_KEYS:-}" ] && [ "${CHRONIR_INSECURE_BUS:-0}" != 1 
 fi
 
 export CHRONIR_LOG_FORMAT=${CHRONIR_LOG_FORMAT:-text}
+# The gateway's HTTP port and every ops port listen on loopback too, unless told otherwise.
+listen=${CHRONIR_BIND_HOST:-127.0.0.1}; [ "$listen" = "*" ] && listen=0.0.0.0
+export CHRONIR_HTTP_HOST=${CHRONIR_HTTP_HOST:-$listen} CHRONIR_OPS_HOST=${CHRONIR_OPS_HOST:-$listen}
 endpoints=""
 for k in $(seq 1 "$replicas"); do endpoints="$endpoints${endpoints:+,}tcp://127.0.0.1:$((7103 + 10 * (k - 1)))"; done
 export CHRONIR_SCHEDULER_RPC=$endpoints

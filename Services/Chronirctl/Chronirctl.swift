@@ -6,6 +6,6 @@ struct Chronirctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chronirctl",
         abstract: "Operate the Chronir backend: health, schedules, traces, load.",
-        subcommands: [HealthCommand.self, KeysCommand.self, ScheduleCommand.self, TierCommand.self, SchedulerCommand.self, NotificationsCommand.self, TraceCommand.self, UserCommand.self, LoadCommand.self]
+        subcommands: [HealthCommand.self, KeysCommand.self, ScheduleCommand.self, TierCommand.self, SchedulerCommand.self, NotificationsCommand.self, TraceCommand.self, UserCommand.self, AnalyticsCommand.self, LoadCommand.self]
     )
 }

@@ -24,8 +24,8 @@ public struct EventHandlers: Sendable {
     public typealias Handler = @Sendable (EventContext, PostgresConnection) async throws -> Void
     /// Handles a run of consecutive events (in order) whose types share the handler.
     public typealias BatchHandler = @Sendable ([EventContext], PostgresConnection) async throws -> Void
-    private(set) var handlers: [String: Handler] = [:]
-    private(set) var batchHandlers: [String: (key: String, handler: BatchHandler)] = [:]
+    var handlers: [String: Handler] = [:]
+    var batchHandlers: [String: (key: String, handler: BatchHandler)] = [:]
 
     public init() {}
 

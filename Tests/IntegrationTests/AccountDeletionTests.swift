@@ -79,6 +79,21 @@ struct AccountDeletionTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/alarms/\(shared)", token: friend.token))?.status == 200 })
             #expect(try await s.request(.POST, "/v1/alarms/\(shared)/completions", token: friend.token, json: ["status": "completed"]).status == 201)
             #expect(try await s.request(.POST, "/v1/alarms/\(fired)/completions", token: owner.token, json: ["status": "completed"]).status == 201)
+            // The friend's own alarm, shared with the leaving user, who completes it: the friend's
+            // completion notification names them until the deletion.
+            _ = try await s.setTier(friend, "premium")
+            let friends = try await alarm("Friend's", token: friend.token)
+            let back = try await s.request(.POST, "/v1/invitations", token: friend.token,
+                                           json: ["type": "alarm", "referenceId": friends, "inviteeEmail": owner.email])
+            let backCode = try #require(back.json["id"]?.stringValue, "\(back.text)")
+            #expect(try await s.request(.POST, "/v1/invitations/\(backCode)/accept", token: owner.token).status == 200)
+            #expect(await eventually { (try? await s.request(.GET, "/v1/alarms/\(friends)", token: owner.token))?.status == 200 })
+            #expect(try await s.request(.POST, "/v1/alarms/\(friends)/completions", token: owner.token, json: ["status": "completed"]).status == 201)
+            #expect(await eventually(timeout: .seconds(20)) {
+                (try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                    try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(friend.uid) AND data->>'completedBy' = \(owner.uid)").first(Int.self)
+                }) == 1
+            }, "the friend was not told of the completion")
             // A device, and a fire in the inbox.
             #expect(try await s.request(.PUT, "/v1/me/devices/hook", token: owner.token,
                                         json: ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/leaving"]).status == 200)
@@ -111,6 +126,9 @@ struct AccountDeletionTests {
             // The deletion.
             #expect(try await s.request(.DELETE, "/v1/me", token: owner.token).status == 204)
             #expect(try await s.request(.GET, "/v1/me", token: owner.token).status == 401)
+            #expect(try await s.request(.GET, "/v1/alarms", token: owner.token).status == 401)
+            let refreshed = try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": try #require(owner.refreshToken)])
+            #expect(refreshed.status == 401, "\(refreshed.text)")
             var uidLeft: [String: Int] = [:]
             var emailLeft: [String: Int] = [:]
             let purged = await eventually(timeout: .seconds(20), every: .milliseconds(500)) {

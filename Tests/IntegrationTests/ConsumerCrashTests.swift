@@ -13,17 +13,19 @@ import Testing
 struct ConsumerCrashTests {
     /// Which stream each consuming service dies on, at its first application of it.
     static let armed = ["scheduler": "alarms", "alarms": "invitations", "invitations": "alarms",
-                        "notifications": "scheduler", "accounts": "billing"]
+                        "notifications": "scheduler", "accounts": "billing", "billing": "accounts"]
 
     /// The consuming services as processes, each restarted once after its crash.
     final class Consumers: @unchecked Sendable {
         let suite: TestSuite
         let push: FakePushServer
+        let appleRoot: String
         var processes: [String: TestProcess] = [:]
 
-        init(suite: TestSuite, push: FakePushServer) throws {
+        init(suite: TestSuite, push: FakePushServer, appleRoot: String) throws {
             self.suite = suite
             self.push = push
+            self.appleRoot = appleRoot
             for (name, stream) in ConsumerCrashTests.armed {
                 processes[name] = try start(name, failpoint: "\(stream):1")
             }
@@ -33,6 +35,7 @@ struct ConsumerCrashTests {
             var extra = ["CHRONIR_LOG_LEVEL": "info"]
             if name == "notifications" { extra.merge(push.environment.merging(["CHRONIR_DELIVERY_POLL": "50ms"]) { $1 }) { $1 } }
             if name == "scheduler" { extra["CHRONIR_SCHEDULER_PARTITIONS"] = "16" }
+            if name == "billing" { extra["CHRONIR_APPLE_ROOT_CA_FILE"] = appleRoot }
             if let failpoint { extra["CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT"] = failpoint }
             return try TestProcess(name, environment: suite.environment(for: name, extra: extra),
                                    label: "\(name)-\(failpoint == nil ? "restarted" : "armed")")
@@ -62,7 +65,7 @@ struct ConsumerCrashTests {
         }
     }
 
-    @Test("scheduler, alarms, invitations, notifications and accounts each killed between applying and checkpointing: restarted, every event applied once")
+    @Test("scheduler, alarms, invitations, notifications, accounts and billing each killed between applying and checkpointing: restarted, every event applied once")
     func everyConsumer() async throws {
         let signer = try StoreSigner()
         let root = try signer.rootFile()
@@ -70,10 +73,9 @@ struct ConsumerCrashTests {
         try await push.start()
         defer { push.stop() }
         try await withTestSuite(label: "crash", start: { s in
-            try s.start("billing", migrations: BillingService.migrations, extra: ["CHRONIR_APPLE_ROOT_CA_FILE": root], build: BillingService.build)
             try s.startGateway()
         }) { s in
-            let consumers = try Consumers(suite: s, push: push)
+            let consumers = try Consumers(suite: s, push: push, appleRoot: root)
             var signedUp: TestUser?
             #expect(await eventually(timeout: .seconds(60)) { signedUp = try? await s.signup("Owner"); return signedUp != nil })
             let owner = try #require(signedUp)
@@ -144,6 +146,22 @@ struct ConsumerCrashTests {
             #expect(await eventually(timeout: .seconds(30)) {
                 (try? await s.request(.GET, "/v1/me", token: friend.token))?.json["tier"]?.stringValue == "plus"
             }, "the entitlement did not reach the profile after the restart")
+
+            // Billing, on the accounts stream: a deleted buyer's purchase is kept for the books
+            // under another name, and their entitlement goes, once.
+            let buyer = try await s.signup("Buyer")
+            let receipt = TestTransaction(original: "2000002", productId: "com.chronir.plus.monthly", expires: Date().addingTimeInterval(3600))
+            let paid = try await s.request(.POST, "/v1/subscriptions/apple", token: buyer.token, json: ["signedTransaction": try await signer.sign(receipt)])
+            #expect(paid.status == 200, "\(paid.text)")
+            let purchases = await count(s, "billing", "SELECT count(*)::int FROM subscriptions")
+            #expect(try await s.request(.DELETE, "/v1/me", token: buyer.token).status == 204)
+            try await consumers.crashedAndRestarted("billing")
+            #expect(await eventually(timeout: .seconds(30)) {
+                await count(s, "billing", "SELECT count(*)::int FROM subscriptions WHERE user_id = '\(buyer.uid)'") == 0
+            }, "the deleted buyer's purchase still names them after the restart")
+            #expect(await count(s, "billing", "SELECT count(*)::int FROM subscriptions") == purchases)
+            #expect(await count(s, "billing", "SELECT count(*)::int FROM subscriptions WHERE user_id LIKE 'deleted-%'") == 1)
+            #expect(await count(s, "billing", "SELECT count(*)::int FROM entitlements WHERE user_id = '\(buyer.uid)'") == 0)
 
             // Every consumer's checkpoints reached its producers' heads: nothing left behind.
             #expect(await eventually(timeout: .seconds(15)) {

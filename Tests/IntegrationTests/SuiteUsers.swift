@@ -13,6 +13,8 @@ struct TestUser: Sendable {
     let uid: String
     let token: String
     let email: String
+    /// The refresh token of the sign-up (nil where a test made the user some other way).
+    var refreshToken: String? = nil
 }
 
 extension TestSuite {
@@ -38,7 +40,7 @@ extension TestSuite {
         guard r.status == 201, let token = r.json["accessToken"]?.stringValue, let uid = r.json["user"]?["uid"]?.stringValue else {
             throw TestSetupError("signup failed: \(r.status) \(r.text)")
         }
-        return TestUser(uid: uid, token: token, email: email)
+        return TestUser(uid: uid, token: token, email: email, refreshToken: r.json["refreshToken"]?.stringValue)
     }
 
     /// Sends a request straight to a service over ZeroMQ (internal requests the gateway does not

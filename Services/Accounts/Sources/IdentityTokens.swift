@@ -79,7 +79,9 @@ struct IdentityTokens: Sendable {
             let keys = try await provider.keys.collection(for: kid)
             claims = try await keys.verify(token, as: IdentityClaims.self)
         } catch let error as ProviderKeysUnavailable {
-            throw refuse(.keysUnavailable, error.description)
+            // Not the token's fault: the caller may try again once the keys can be fetched.
+            _ = refuse(.keysUnavailable, error.description)
+            throw ServiceError(.serviceUnavailable, "\(name)'s signing keys cannot be fetched right now; try again shortly")
         } catch let error as JWTError {
             throw refuse(error.errorType == .malformedToken ? .malformed : .signature, "\(error.errorType) kid=\(kid ?? "-")")
         } catch {
@@ -90,7 +92,9 @@ struct IdentityTokens: Sendable {
         let now = Date()
         guard claims.exp.value.addingTimeInterval(skew) > now else { throw refuse(.expired, "\(claims.exp.value)") }
         guard claims.iat.value.addingTimeInterval(-skew) <= now else { throw refuse(.issuedInFuture, "\(claims.iat.value)") }
-        if nonce != nil || claims.nonce != nil {
+        // Apple puts the SHA-256 of the app's raw nonce in the token; Google's nonce is the app's
+        // own business (the server is not given it), so only Apple's is checked.
+        if name == "apple", nonce != nil || claims.nonce != nil {
             let expected = nonce.map { SHA256.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() }
             guard let expected, claims.nonce == expected else { throw refuse(.nonce) }
         }

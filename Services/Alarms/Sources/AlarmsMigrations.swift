@@ -179,5 +179,32 @@ enum AlarmsMigrations {
                 FOR EACH ROW EXECUTE FUNCTION photos_follow_alarm()
             """,
         ]),
+        Migration(7, "product analytics", [
+            // The key of the pseudonyms (HMAC-SHA256 of the uid), made at first start unless
+            // CHRONIR_ANALYTICS_KEY gives one.
+            "CREATE TABLE analytics_key (id integer PRIMARY KEY CHECK (id = 1), key bytea NOT NULL)",
+            """
+            CREATE TABLE analytics_users (
+                pseudonym text PRIMARY KEY,
+                signup_day date NOT NULL,
+                tier text NOT NULL DEFAULT 'free',
+                reached_plus_at timestamptz,
+                reached_premium_at timestamptz
+            )
+            """,
+            "CREATE INDEX analytics_users_signup ON analytics_users (signup_day)",
+            """
+            CREATE TABLE analytics_events (
+                id bigserial PRIMARY KEY,
+                name text NOT NULL,
+                pseudonym text NOT NULL,
+                occurred_at timestamptz NOT NULL,
+                day date NOT NULL,
+                properties jsonb NOT NULL DEFAULT '{}'
+            )
+            """,
+            "CREATE INDEX analytics_events_day ON analytics_events (day, pseudonym)",
+            "CREATE INDEX analytics_events_pseudonym ON analytics_events (pseudonym)",
+        ]),
     ]
 }

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Logging
 import Messaging
+import Outbox
 import Persistence
 import ServiceKit
 
@@ -41,13 +42,26 @@ public enum AlarmsService {
         let billingClient = try runtime.rpcClient(to: .billing)
         SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
 
-        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountsEventHandlers(store: store, changes: changes).handlers,
+        // Product analytics ride on the same consumers (CHRONIR_ANALYTICS=off leaves them out).
+        let analyticsOn = try env.bool("CHRONIR_ANALYTICS", true)
+        let analytics = AnalyticsHandlers(store: try await AnalyticsStore.load(database: database, configured: env.optional("CHRONIR_ANALYTICS_KEY")),
+                                          reports: AnalyticsReports(database: database))
+        analytics.register(into: &router)
+        func with(_ own: EventHandlers, _ extra: EventHandlers) -> EventHandlers { analyticsOn ? own.merging(extra) : own }
+        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: with(AccountsEventHandlers(store: store, changes: changes).handlers, analytics.accountsStream),
                                                   database: database, wakes: outbox.writer)
         let scheduler = try runtime.makePushedSubscriber(
-            to: .scheduler, handlers: SchedulerEventHandlers(store: store, changes: changes).handlers, database: database, router: &router, wakes: outbox.writer)
-        let invitations = try runtime.makeSubscriber(to: .invitations, handlers: InvitationEventHandlers(store: store, changes: changes).handlers,
+            to: .scheduler, handlers: with(SchedulerEventHandlers(store: store, changes: changes).handlers, analytics.schedulerStream),
+            database: database, router: &router, wakes: outbox.writer)
+        let invitations = try runtime.makeSubscriber(to: .invitations, handlers: with(InvitationEventHandlers(store: store, changes: changes).handlers, analytics.invitationsStream),
                                                      database: database, wakes: outbox.writer)
-        let billing = try runtime.makeSubscriber(to: .billing, handlers: tiers.billing, database: database, wakes: outbox.writer)
+        let billing = try runtime.makeSubscriber(to: .billing, handlers: with(tiers.billing, analytics.billingStream), database: database, wakes: outbox.writer)
+        // The service's own stream, read back for analytics only.
+        if analyticsOn {
+            let own = try runtime.makeSubscriber(to: .alarms, handlers: analytics.alarmsStream, database: database)
+            parts.services.append(own.subscriber)
+            parts.closers.append { await own.replay.close() }
+        }
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         parts.services.append(accounts.subscriber)

@@ -24,6 +24,8 @@ final class AuthThrottle: Sendable {
         var exportsPerUserPerHour = 6
         /// Alarm imports (up to 500 alarms each) one account may send per hour (`CHRONIR_IMPORTS_PER_HOUR`).
         var importsPerUserPerHour = 20
+        /// Analytics batches (up to 100 events each) one account may send per hour (`CHRONIR_ANALYTICS_BATCHES_PER_HOUR`).
+        var analyticsBatchesPerUserPerHour = 120
     }
 
     private struct Bucket { var tokens: Double; var at: Date }
@@ -32,6 +34,7 @@ final class AuthThrottle: Sendable {
         var signups: [String: Bucket] = [:]
         var exports: [String: Bucket] = [:]
         var imports: [String: Bucket] = [:]
+        var analytics: [String: Bucket] = [:]
         var accounts: [String: Failures] = [:]
         var addresses: [String: Failures] = [:]
     }
@@ -62,6 +65,13 @@ final class AuthThrottle: Sendable {
     func admitImport(user: String, now: Date = Date()) throws {
         if let wait = take(\.imports, user, perHour: limits.importsPerUserPerHour, now: now) {
             throw Self.refusal("too many alarm imports for this account", wait)
+        }
+    }
+
+    /// Takes one analytics batch from `user`'s bucket, or throws `CA019`.
+    func admitAnalytics(user: String, now: Date = Date()) throws {
+        if let wait = take(\.analytics, user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
+            throw Self.refusal("too many analytics batches from this account", wait)
         }
     }
 

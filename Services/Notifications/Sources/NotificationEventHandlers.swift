@@ -68,6 +68,12 @@ struct NotificationEventHandlers: Sendable {
             try await c.query("DELETE FROM inbox WHERE user_id = \(e.uid)", logger: ctx.logger)
             try await c.query("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = \(e.uid))", logger: ctx.logger)
             try await c.query("DELETE FROM deliveries WHERE user_id = \(e.uid)", logger: ctx.logger)
+            // Other members' completion notifications name who completed: the uid goes.
+            try await c.query("UPDATE inbox SET data = data - 'completedBy' WHERE data->>'completedBy' = \(e.uid)", logger: ctx.logger)
+            try await c.query("""
+                UPDATE deliveries SET content = jsonb_set(content, '{data}', (content->'data') - 'completedBy')
+                WHERE content->'data'->>'completedBy' = \(e.uid)
+                """, logger: ctx.logger)
         }
         return h
     }

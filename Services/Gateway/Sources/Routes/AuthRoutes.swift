@@ -24,8 +24,10 @@ enum AuthRoutes {
             }
         }
         // Sign in with Apple / Google: the ID token is verified by the accounts service.
-        router.post("/v1/auth/apple") { request, _ in
+        // Either may make an account, so both share the per-address sign-up limit.
+        router.post("/v1/auth/apple") { request, context in
             let body = try await HTTPSupport.object(request)
+            try g.throttle.admitSignup(address: context.peer)
             guard let token = body["identityToken"]?.stringValue, !token.isEmpty else {
                 throw ServiceError(.validationFailed, "identityToken is required")
             }
@@ -33,8 +35,9 @@ enum AuthRoutes {
                                             displayName: body["displayName"]?.stringValue)
             return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)
         }
-        router.post("/v1/auth/google") { request, _ in
+        router.post("/v1/auth/google") { request, context in
             let body = try await HTTPSupport.object(request)
+            try g.throttle.admitSignup(address: context.peer)
             guard let token = body["idToken"]?.stringValue, !token.isEmpty else { throw ServiceError(.validationFailed, "idToken is required") }
             let req = ProviderSignInRequest(provider: "google", identityToken: token, displayName: body["displayName"]?.stringValue)
             return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)

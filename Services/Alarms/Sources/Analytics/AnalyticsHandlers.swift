@@ -1,0 +1,142 @@
+import Contracts
+import Foundation
+import Messaging
+import Outbox
+import PostgresNIO
+
+/// Product analytics (US-13.1), kept by the alarms service because every stream it needs
+/// already reaches it: its own (created, deleted, completed, snoozed), the scheduler's fires,
+/// invitations (shares), billing (upgrades) and accounts (signups, deletions). Each event is
+/// recorded in the transaction that applies it, so replays and crashes count it once. Clients
+/// add what the server cannot see through ``record(_:actor:)``.
+struct AnalyticsHandlers: Sendable {
+    let store: AnalyticsStore
+    let reports: AnalyticsReports
+
+    /// Properties a client may send, per event; values are numbers, booleans or strings of at
+    /// most 40 characters (no free text, so nothing personal).
+    static let clientProperties: [AnalyticsEventName: Set<String>] = [
+        .alarmDismissed: ["timeToDismissSeconds", "intervalType", "snoozeCount"],
+        .upgradePromptShown: ["trigger", "tier"],
+        .onboardingCompleted: ["step", "presetsChosen"],
+    ]
+
+    func register(into router: inout RPCRouter) {
+        router.on(AnalyticsMethods.Record.self) { req, ctx in try await record(req, actor: try ctx.requireActor()) }
+        router.on(AnalyticsMethods.Report.self) { req, _ in
+            guard (1...366).contains(req.days) else { throw ServiceError(.validationFailed, "days must be 1–366") }
+            return try await reports.report(days: req.days)
+        }
+    }
+
+    func record(_ batch: ClientAnalyticsBatch, actor: String) async throws -> ClientAnalyticsAccepted {
+        guard batch.events.count <= 100 else { throw ServiceError(.validationFailed, "events: at most 100 per batch") }
+        let now = Date()
+        var checked: [(AnalyticsEventName, Date, [String: JSONValue])] = []
+        for (k, event) in batch.events.enumerated() {
+            guard let name = AnalyticsEventName(rawValue: event.name), AnalyticsEventName.fromClients.contains(name) else {
+                throw ServiceError(.validationFailed, "events[\(k)].name must be one of "
+                                   + AnalyticsEventName.fromClients.map(\.rawValue).sorted().joined(separator: ", "))
+            }
+            let at = event.occurredAt ?? now
+            guard at <= now.addingTimeInterval(300), at >= now.addingTimeInterval(-30 * 86_400) else {
+                throw ServiceError(.validationFailed, "events[\(k)].occurredAt must be within the last 30 days")
+            }
+            let allowed = Self.clientProperties[name] ?? []
+            for (key, value) in event.properties ?? [:] {
+                guard allowed.contains(key) else {
+                    throw ServiceError(.validationFailed, "events[\(k)].properties.\(key) is not a property of \(name.rawValue) (\(allowed.sorted().joined(separator: ", ")))")
+                }
+                switch value {
+                case .number, .bool: break
+                case .string(let s) where s.count <= 40: break
+                default: throw ServiceError(.validationFailed, "events[\(k)].properties.\(key) must be a number, a boolean or a string of at most 40 characters")
+                }
+            }
+            checked.append((name, at, event.properties ?? [:]))
+        }
+        try await store.database.transaction { c in
+            for (name, at, properties) in checked { try await store.record(name, uid: actor, at: at, properties: properties, on: c) }
+        }
+        return ClientAnalyticsAccepted(accepted: checked.count)
+    }
+
+    private func tier(_ uid: String, on c: PostgresConnection) async throws -> String {
+        try await c.query("SELECT tier FROM user_tiers WHERE user_id = \(uid)", logger: store.logger).first(String.self) ?? Tier.free.rawValue
+    }
+
+    /// The alarms stream (this service's own events).
+    var alarmsStream: EventHandlers {
+        var h = EventHandlers()
+        h.on(AlarmsEvents.alarmUpserted, AlarmsEvents.AlarmState.self) { a, ctx, c in
+            guard a.version == 1 else { return }
+            try await store.record(.alarmCreated, uid: a.ownerId, at: ctx.envelope.occurredAt,
+                                   properties: ["intervalType": .string(a.schedule.type), "tier": .string(try await tier(a.ownerId, on: c)),
+                                                "shared": .bool(a.members.contains { $0 != a.ownerId })], on: c)
+        }
+        h.on(AlarmsEvents.alarmDeleted, AlarmsEvents.AlarmState.self) { a, ctx, c in
+            // Only what a person did: an account purge deletes its alarms with no actor, after
+            // analytics forgot the account.
+            guard let actor = ctx.envelope.actor else { return }
+            try await store.record(.alarmDeleted, uid: actor, at: ctx.envelope.occurredAt,
+                                   properties: ["intervalType": .string(a.schedule.type)], on: c)
+        }
+        h.on(AlarmsEvents.alarmCompleted, AlarmsEvents.OccurrenceMarked.self) { e, ctx, c in
+            let uid = e.userId ?? e.alarm.ownerId
+            try await store.record(.alarmCompleted, uid: uid, at: e.completedAt,
+                                   properties: ["intervalType": .string(e.alarm.schedule.type), "tier": .string(try await tier(uid, on: c)),
+                                                "lateSeconds": .number(max(0, e.completedAt.timeIntervalSince(e.scheduledDate)).rounded())], on: c)
+        }
+        h.on(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed.self) { e, ctx, c in
+            try await store.record(.alarmSnoozed, uid: e.userId, at: ctx.envelope.occurredAt,
+                                   properties: ["intervalType": .string(e.alarm.schedule.type), "snoozeCount": .number(Double(e.snoozeCount)),
+                                                "minutes": .number((e.refireAt.timeIntervalSince(ctx.envelope.occurredAt) / 60).rounded())], on: c)
+        }
+        return h
+    }
+
+    /// The scheduler stream: fires (batched, one statement a run).
+    var schedulerStream: EventHandlers {
+        var h = EventHandlers()
+        h.onBatch([SchedulerEvents.alarmFired]) { run, c in
+            let fires = try run.map { try $0.envelope.decodePayload(SchedulerEvents.AlarmFired.self) }
+            try await store.recordFires(fires.map { (alarmId: $0.alarmId, ownerId: $0.ownerId, at: $0.dueAt, snoozeCount: $0.snoozeCount) }, on: c)
+        }
+        return h
+    }
+
+    /// The invitations stream: a share begins when an invitation is made.
+    var invitationsStream: EventHandlers {
+        var h = EventHandlers()
+        h.on(InvitationsEvents.created, InvitationsEvents.Changed.self) { e, ctx, c in
+            try await store.record(.shareInitiated, uid: e.invitation.inviterId, at: ctx.envelope.occurredAt,
+                                   properties: ["type": .string(e.invitation.type), "byEmail": .bool(e.invitation.inviteeEmail != nil)], on: c)
+        }
+        return h
+    }
+
+    /// The billing stream: a higher tier is an upgrade.
+    var billingStream: EventHandlers {
+        var h = EventHandlers()
+        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, ctx, c in
+            try await store.reached(e.userId, tier: e.tier, at: ctx.envelope.occurredAt, on: c)
+            guard e.tier > e.previousTier else { return }
+            try await store.record(.upgradeCompleted, uid: e.userId, at: ctx.envelope.occurredAt,
+                                   properties: ["fromTier": .string(e.previousTier.rawValue), "toTier": .string(e.tier.rawValue),
+                                                "reason": .string(e.reason)], on: c)
+        }
+        return h
+    }
+
+    /// The accounts stream: the first sighting of a user is their signup; a deletion forgets them.
+    var accountsStream: EventHandlers {
+        var h = EventHandlers()
+        h.on(AccountsEvents.userUpserted, AccountsEvents.UserUpserted.self) { u, ctx, c in
+            try await store.upsertUser(u.uid, tier: u.tier, at: ctx.envelope.occurredAt, on: c)
+        }
+        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { u, _, c in
+            try await store.forget(u.uid, on: c)
+        }
+        return h
+    }
+}

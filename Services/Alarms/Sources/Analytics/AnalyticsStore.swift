@@ -1,0 +1,99 @@
+import Contracts
+import Crypto
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import PostgresNIO
+import ServiceKit
+
+/// The SQL of product analytics: users as keyed pseudonyms (`analytics_users`: signup day,
+/// tier, when they first reached Plus and Premium) and their events (`analytics_events`).
+struct AnalyticsStore: Sendable {
+    let database: Database
+    /// The HMAC key of the pseudonyms.
+    let key: SymmetricKey
+    var logger: Logger { database.logger }
+
+    /// The key from `configured` (hex, at least 32 bytes), else the one kept in
+    /// `analytics_key`, made at the first start.
+    static func load(database: Database, configured: String?) async throws -> AnalyticsStore {
+        if let configured {
+            guard configured.count >= 64, configured.count % 2 == 0, let bytes = Self.bytes(hex: configured) else {
+                throw ServiceEnvironment.Invalid("CHRONIR_ANALYTICS_KEY must be at least 32 bytes in hex")
+            }
+            return AnalyticsStore(database: database, key: SymmetricKey(data: bytes))
+        }
+        let fresh = ByteBuffer(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        try await database.query("INSERT INTO analytics_key (id, key) VALUES (1, \(fresh)) ON CONFLICT (id) DO NOTHING").drain()
+        guard let stored = try await database.query("SELECT key FROM analytics_key WHERE id = 1").first(ByteBuffer.self) else {
+            throw ServiceEnvironment.Invalid("analytics_key holds no key")
+        }
+        return AnalyticsStore(database: database, key: SymmetricKey(data: Data(buffer: stored)))
+    }
+
+    private static func bytes(hex: String) -> Data? {
+        var data = Data()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            data.append(byte)
+            index = next
+        }
+        return data
+    }
+
+    /// The pseudonym of a uid: 128 bits of HMAC-SHA256 under the key, in hex.
+    func pseudonym(_ uid: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(uid.utf8), using: key).prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Records one event of `uid`.
+    func record(_ name: AnalyticsEventName, uid: String, at: Date, properties: [String: JSONValue], on c: PostgresConnection) async throws {
+        let props = String(decoding: try JSONCoding.encode(JSONValue.object(properties)), as: UTF8.self)
+        try await c.query("""
+            INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
+            VALUES (\(name.rawValue), \(pseudonym(uid)), \(at), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(props)::jsonb)
+            """, logger: logger).drain()
+    }
+
+    /// Records a fire per alarm in one statement, with each alarm's interval type.
+    func recordFires(_ fires: [(alarmId: String, ownerId: String, at: Date, snoozeCount: Int)], on c: PostgresConnection) async throws {
+        guard !fires.isEmpty else { return }
+        try await c.query("""
+            INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
+            SELECT 'alarm_fired', f.p, f.at, (f.at AT TIME ZONE 'UTC')::date,
+                   jsonb_build_object('intervalType', a.schedule_type, 'snoozeCount', f.n)
+            FROM unnest(\(fires.map(\.alarmId))::text[], \(fires.map { pseudonym($0.ownerId) })::text[],
+                        \(fires.map(\.at))::timestamptz[], \(fires.map { $0.snoozeCount })::int[]) AS f(id, p, at, n)
+            LEFT JOIN alarms a ON a.id = f.id
+            """, logger: logger).drain()
+    }
+
+    /// A user seen on the accounts stream: the first sighting is the signup day.
+    func upsertUser(_ uid: String, tier: Tier, at: Date, on c: PostgresConnection) async throws {
+        try await c.query("""
+            INSERT INTO analytics_users (pseudonym, signup_day, tier) VALUES (\(pseudonym(uid)), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(tier.rawValue))
+            ON CONFLICT (pseudonym) DO NOTHING
+            """, logger: logger).drain()
+        try await reached(uid, tier: tier, at: at, on: c)
+    }
+
+    /// Notes that `uid` holds `tier` from `at` (the first time they reached Plus or Premium stays).
+    func reached(_ uid: String, tier: Tier, at: Date, on c: PostgresConnection) async throws {
+        try await c.query("""
+            UPDATE analytics_users SET tier = \(tier.rawValue),
+                reached_plus_at = CASE WHEN \(tier >= .plus) THEN coalesce(reached_plus_at, \(at)) ELSE reached_plus_at END,
+                reached_premium_at = CASE WHEN \(tier >= .premium) THEN coalesce(reached_premium_at, \(at)) ELSE reached_premium_at END
+            WHERE pseudonym = \(pseudonym(uid))
+            """, logger: logger).drain()
+    }
+
+    /// Removes everything analytics holds of `uid` (account deletion).
+    func forget(_ uid: String, on c: PostgresConnection) async throws {
+        let p = pseudonym(uid)
+        try await c.query("DELETE FROM analytics_events WHERE pseudonym = \(p)", logger: logger).drain()
+        try await c.query("DELETE FROM analytics_users WHERE pseudonym = \(p)", logger: logger).drain()
+    }
+}
