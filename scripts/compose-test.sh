@@ -52,6 +52,7 @@ TOOLCHAIN_LIB="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/li
 for exe in "$CTX"/bin/*; do ldd "$exe"; done | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
     case "$lib" in "$TOOLCHAIN_LIB"/*) cp -L "$lib" "$CTX/lib/" ;; esac
 done
+cp -r web "$CTX/web"   # the web client and the operations page the gateway serves
 cp deploy/Dockerfile.host "$CTX/Dockerfile"
 podman build -q -t localhost/chronir/runtime:latest "$CTX" >/dev/null
 for s in "${SERVICES[@]}"; do podman tag localhost/chronir/runtime:latest "localhost/chronir/$s:latest"; done

@@ -25,22 +25,9 @@ if ! [ -x "$venv/bin/st" ]; then
 fi
 
 port=${CONTRACT_HTTP_PORT:-18180}
-# A suite left by an interrupted run still holds the port: stop it first.
-scripts/pg.sh stop "$out/pg" >/dev/null 2>&1 || true
-rm -rf "$out/pg"
+. scripts/suite-start.sh
 # Sign-ups: schemathesis creates many accounts from one address.
-CHRONIR_HTTP_PORT=$port CHRONIR_PG_PORT=${CONTRACT_PG_PORT:-55435} CHRONIR_PG_DIR=$out/pg \
-    CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=1000000 CHRONIR_ALARM_CREATIONS_PER_MINUTE=100000 \
-    CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning} scripts/run.sh >"$out/suite.log" 2>&1 &
-suite=$!
-stop() { kill -TERM "$suite" 2>/dev/null || true; wait "$suite" 2>/dev/null || true; }
-trap stop EXIT
-for _ in $(seq 1 600); do
-    curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    kill -0 "$suite" 2>/dev/null || { cat "$out/suite.log"; echo "contract-test: the suite did not start" >&2; exit 1; }
-    sleep 1
-done
-curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "contract-test: the suite is not healthy" >&2; exit 1; }
+suite_start CHRONIR_PG_PORT="${CONTRACT_PG_PORT:-55435}" CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=1000000 CHRONIR_ALARM_CREATIONS_PER_MINUTE=100000
 
 # A signed-in Premium user (the operator sets the tier, as billing would).
 email="contract-$(date +%s)@example.com"

@@ -20,8 +20,3 @@ $SUDO apt-get update -qq
 $SUDO apt-get -y -qq --fix-broken install
 $SUDO apt-get install -y -qq "${need[@]}"
 fi
-# Python tooling the contract tests use.
-if ! python3 -c "import jsonschema, yaml, openapi_spec_validator, dateutil" 2>/dev/null; then
-    python3 -m pip install -q jsonschema pyyaml openapi-spec-validator python-dateutil 2>/dev/null \
-        || python3 -m pip install -q --break-system-packages jsonschema pyyaml openapi-spec-validator python-dateutil
-fi

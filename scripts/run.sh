@@ -78,11 +78,22 @@ for k in $(seq 1 "$replicas"); do
     start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" \
         CHRONIR_RPC_BIND="tcp://${CHRONIR_BIND_HOST:-127.0.0.1}:$((7103 + 10 * (k - 1)))" CHRONIR_OPS_PORT=$((9103 + 10 * (k - 1)))
 done
+# The web client and the operations page come from web/; the operations page takes the
+# operator's HTTP token, made on first start like the bus keys.
+export CHRONIR_WEB_ROOT=${CHRONIR_WEB_ROOT:-$root/web}
+if [ -z "${CHRONIR_OPS_TOKEN:-}" ]; then
+    mkdir -p .run/keys
+    [ -s .run/keys/ops-token ] || (umask 077; openssl rand -hex 32 > .run/keys/ops-token)
+    CHRONIR_OPS_TOKEN=$(cat .run/keys/ops-token)
+fi
+export CHRONIR_OPS_TOKEN
 start gateway gateway CHRONIR_HTTP_PORT="$http_port"
 
 for i in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
         echo "Chronir API ready at http://127.0.0.1:$http_port  (logs in .run/logs, Ctrl-C to stop)"
+        echo "  web app:         http://127.0.0.1:$http_port/app/"
+        echo "  operations page: http://127.0.0.1:$http_port/ops/  (operator token in .run/keys/ops-token)"
         break
     fi
     for pid in "${pids[@]}"; do

@@ -13,14 +13,22 @@ scripts/pg.sh start "$dir" "$port" fast
 export CHRONIR_TEST_DATABASE_URL=$(scripts/pg.sh url "$port")
 # A local SMTP server for the mail tests (aiosmtpd), an independent iCalendar parser for the
 # feed tests (icalendar, python-dateutil) and a local S3-compatible server for the photo tests
-# (moto, whose botocore also checks our request signatures), in a venv of their own.
+# (moto, whose botocore also checks our request signatures) and the contract checker
+# (jsonschema, openapi-spec-validator), in a venv of their own, never system-wide.
 venv=.run/test-venv
-if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, icalendar, dateutil, moto.server, botocore' 2>/dev/null; then
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, icalendar, dateutil, moto.server, botocore, jsonschema, yaml, openapi_spec_validator' 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q aiosmtpd==1.4.6 icalendar==6.1.0 python-dateutil==2.9.0.post0 'moto[server]==5.1.22'
+    "$venv/bin/pip" install -q aiosmtpd==1.4.6 icalendar==6.1.0 python-dateutil==2.9.0.post0 'moto[server]==5.1.22' \
+        'jsonschema>=4.23,<5' 'pyyaml>=6,<7' 'openapi-spec-validator>=0.7,<1'
 fi
 export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 swift build --build-tests
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).
 swift test --skip-build --no-parallel "$@"
+# The web client and the operations page in headless Chromium (skipped when only some Swift
+# tests were asked for with arguments).
+if [ $# -eq 0 ]; then
+    scripts/pg.sh stop "$dir"; rm -rf "$dir"; trap - EXIT
+    scripts/browser-test.sh
+fi

@@ -53,6 +53,35 @@ extension SystemMethods {
     }
 }
 
+extension SystemMethods {
+    /// The stream this service produces (its head) and the streams it consumes (its stored
+    /// checkpoints), with its dead letters: what the operations page shows as consumer lag.
+    /// Read-only, for the operator and the gateway's operations route.
+    public struct Streams: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = StreamsReport
+        public static let type = "system.streams"
+        public static let access = MethodAccess.principals([BusPolicy.operatorPrincipal, "gateway"])
+    }
+}
+
+/// One service's stream positions (``SystemMethods/Streams``).
+public struct StreamsReport: Codable, Sendable, Equatable {
+    public var service: String
+    /// Stream → the sequence number of its newest event (the head).
+    public var produced: [String: Int64]
+    /// Stream → the stored checkpoint (a consumer keeping a run of unhandled events in memory
+    /// writes it within a second).
+    public var consumed: [String: Int64]
+    public var deadLetters: Int
+    public init(service: String, produced: [String: Int64], consumed: [String: Int64], deadLetters: Int) {
+        self.service = service
+        self.produced = produced
+        self.consumed = consumed
+        self.deadLetters = deadLetters
+    }
+}
+
 /// Rows of one service's schema holding a uid, per `table.column` (empty: nothing left).
 public struct UserTracesReport: Codable, Sendable, Equatable {
     public var service: String

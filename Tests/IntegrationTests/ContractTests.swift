@@ -29,7 +29,7 @@ struct ContractTests {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.root.appendingPathComponent("scripts/check_contracts.py").path] + paths
+        process.arguments = [Self.python, Self.root.appendingPathComponent("scripts/check_contracts.py").path] + paths
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
@@ -39,10 +39,13 @@ struct ContractTests {
         #expect(process.terminationStatus == 0, "\(output)")
     }
 
+    /// The tests' Python (the venv `make test` makes, with jsonschema and openapi-spec-validator).
+    static var python: String { ProcessInfo.processInfo.environment["CHRONIR_TEST_PYTHON"] ?? "python3" }
+
     static func runChecker(_ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", root.appendingPathComponent("scripts/check_contracts.py").path] + arguments
+        process.arguments = [python, root.appendingPathComponent("scripts/check_contracts.py").path] + arguments
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe

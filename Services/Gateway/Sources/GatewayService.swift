@@ -31,7 +31,8 @@ public enum GatewayService {
         let router = Router(context: GatewayContext.self)
         router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry))
         let allowed = AllowedMethods()
-        router.add(middleware: ErrorMiddleware(allowed: allowed))
+        let recent = RecentErrors()
+        router.add(middleware: ErrorMiddleware(allowed: allowed, recent: recent))
         AuthRoutes.add(to: router, gateway: gateway)
         MeRoutes.add(to: router, gateway: gateway)
         ExportRoutes.add(to: router, gateway: gateway)
@@ -45,6 +46,14 @@ public enum GatewayService {
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
+        let opsToken = env.optional("CHRONIR_OPS_TOKEN")
+        if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
+        OpsRoutes.add(to: router, gateway: gateway, token: opsToken, recent: recent)
+        // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by default).
+        let webRoot = env.string("CHRONIR_WEB_ROOT", "web")
+        let web = try WebRoutes.load(root: webRoot)
+        if web.isEmpty { runtime.logger.notice("no web client under \(webRoot) (CHRONIR_WEB_ROOT): /app/ and /ops/ are off") }
+        WebRoutes.add(to: router, files: web)
         allowed.load(from: router)
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")

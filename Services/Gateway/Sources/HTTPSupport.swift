@@ -88,8 +88,23 @@ enum HTTPSupport {
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The routes' methods, for 405 answers.
     let allowed: AllowedMethods
+    /// Where 5xx answers are kept for the operations page.
+    let recent: RecentErrors
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await answer(request, context: context, next: next)
+    }
+
+    /// The error response, kept in ``recent`` when it is a server-side failure.
+    private func fail(_ error: ServiceError, _ request: Request, headers: HTTPFields = [:]) -> Response {
+        if error.code.httpStatus >= 500 {
+            recent.record(.init(at: Date(), method: request.method.rawValue, path: request.uri.path, status: error.code.httpStatus,
+                                code: error.code.rawValue, message: error.message, traceId: nil))
+        }
+        return HTTPSupport.error(error, headers: headers)
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             // U+0000 in a path or query parameter would reach PostgreSQL, which refuses it.
             if request.uri.description.range(of: "%00", options: .caseInsensitive) != nil {
@@ -103,7 +118,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 let after = error.details?["retryAfterSeconds"]?.intValue ?? (error.code == .serviceUnavailable ? 2 : nil)
                 if let after { headers[.retryAfter] = String(after) }
             }
-            return HTTPSupport.error(error, headers: headers)
+            return fail(error, request, headers: headers)
         } catch let error as HTTPError {
             switch error.status {
             case .notFound, .methodNotAllowed:
@@ -118,11 +133,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     return HTTPSupport.error(ServiceError(.validationFailed, error.body ?? "bad request"))
                 }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
-                return HTTPSupport.error(ServiceError(.internalError, "internal error"))
+                return fail(ServiceError(.internalError, "internal error"), request)
             }
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return HTTPSupport.error(ServiceError(.internalError, "internal error"))
+            return fail(ServiceError(.internalError, "internal error"), request)
         }
     }
 }

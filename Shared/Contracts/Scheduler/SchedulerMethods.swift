@@ -56,6 +56,7 @@ public enum SchedulerMethods {
         public typealias Request = Empty
         public typealias Response = SchedulerStatus
         public static let type = "scheduler.status"
-        public static let access = MethodAccess.operatorOnly
+        /// Read-only: the operator, and the gateway for its operations route (`/v1/ops/status`).
+        public static let access = MethodAccess.principals([BusPolicy.operatorPrincipal, "gateway"])
     }
 }

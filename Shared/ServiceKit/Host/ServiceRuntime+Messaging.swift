@@ -14,6 +14,7 @@ extension ServiceRuntime {
             router.on(SystemMethods.UserTraces.self) { [name] req, _ in
                 UserTracesReport(service: name, rows: try await UserTraces.find(req.uid, in: database))
             }
+            router.on(SystemMethods.Streams.self) { [name] _, _ in try await StreamPositions.read(service: name, in: database) }
         }
         let service = ServiceDirectory.Name(rawValue: name)
         let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])

@@ -1,0 +1,69 @@
+"""Fixtures of the browser tests: Chromium from the distribution, a fresh context per user,
+the suite's URL, the operator's tools (chronirctl for tiers, the ops token)."""
+import json
+import os
+import subprocess
+import uuid
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+BASE = os.environ.get("CHRONIR_WEB_URL", "http://127.0.0.1:8080")
+SHOTS = os.environ.get("CHRONIR_SCREENSHOTS", "docs/screenshots")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=os.environ.get("CHRONIR_CHROMIUM", "/usr/bin/chromium"), headless=True,
+                              args=["--autoplay-policy=no-user-gesture-required", "--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def new_page(browser):
+    contexts = []
+
+    def make(width=412, height=860):
+        ctx = browser.new_context(viewport={"width": width, "height": height}, timezone_id="UTC", locale="en-US")
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(15_000)
+        return page
+
+    yield make
+    for c in contexts:
+        c.close()
+
+
+def shot(page, name, full=False):
+    os.makedirs(SHOTS, exist_ok=True)
+    page.screenshot(path=os.path.join(SHOTS, f"{name}.png"), full_page=full)
+
+
+def sign_up(page, name, onboard="skip"):
+    """Signs a new user up through the app; answers (email, uid)."""
+    email = f"{name.lower()}-{uuid.uuid4().hex[:10]}@example.com"
+    page.goto(f"{BASE}/app/#/signup")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password (at least 8 characters)").fill("correct horse battery")
+    page.get_by_role("button", name="Create account").click()
+    page.wait_for_url("**/app/#/welcome")
+    if onboard == "skip":
+        page.get_by_role("button", name="Skip").click()
+        page.wait_for_url("**/app/#/alarms")
+    uid = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))["user"]["uid"]
+    return email, uid
+
+
+def set_tier(uid, tier):
+    subprocess.run([os.environ["CHRONIR_CTL"], "tier", "set", "--user", uid, "--tier", tier], check=True,
+                   env={**os.environ, "CHRONIR_LOG_LEVEL": "critical"}, capture_output=True, timeout=30)
+
+
+def reload_me(page):
+    """Makes the app read the profile again (after an operator changed the tier)."""
+    page.evaluate("localStorage.removeItem('chronir.me')")
+    page.reload()

@@ -1,0 +1,179 @@
+"""The web client and the operations page, driven in headless Chromium (issue: the web app).
+
+Each test signs its users up through the app itself; the operator's chronirctl only raises
+tiers (as a purchase would)."""
+import datetime as dt
+import json
+import os
+import re
+import time
+
+from playwright.sync_api import expect
+
+from conftest import BASE, reload_me, set_tier, shot, sign_up
+
+
+def next_first_of_month_9utc(now):
+    first = now.replace(day=1, hour=9, minute=0, second=0, microsecond=0)
+    if first <= now:
+        first = (first.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return first
+
+
+def create_from_preset(page, preset, title=None):
+    page.get_by_role("button", name="New alarm").click()                 # tap 1
+    page.locator(f"[data-preset='{preset}']").click()                    # tap 2
+    if title:
+        page.get_by_label("Title").fill(title)
+    page.get_by_role("button", name="Create", exact=True).click()        # tap 3
+
+
+def test_signup_and_a_monthly_alarm_in_three_taps(new_page):
+    page = new_page()
+    page.goto(f"{BASE}/app/")
+    expect(page.get_by_role("button", name="Create account")).to_be_visible()
+    shot(page, "signup")
+    sign_up(page, "Lex", onboard="walk")
+    expect(page.get_by_role("heading", name="Alarms for the long cycles")).to_be_visible()
+    shot(page, "onboarding")
+    page.get_by_role("button", name="Next").click()
+    page.get_by_role("button", name="Next").click()
+    page.get_by_role("button", name="Create my first alarm").click()
+    # Onboarding opens the creation sheet: tap the preset, tap Create.
+    expect(page.get_by_role("dialog", name="New alarm")).to_be_visible()
+    page.locator("[data-preset='monthly-1']").click()
+    shot(page, "create")
+    page.get_by_role("button", name="Create", exact=True).click()
+    card = page.locator("[data-alarm]").filter(has_text="Pay rent")
+    expect(card).to_be_visible()
+    expected = next_first_of_month_9utc(dt.datetime.now(dt.timezone.utc))
+    iso = card.locator(".next-date").get_attribute("data-iso")
+    assert dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) == expected, iso
+    expect(card.locator(".next-date")).to_contain_text(expected.strftime("%b ") + str(expected.day))
+    expect(card).to_contain_text("Monthly on day 1 at 09:00")
+    # And a second one the same way, from the list: three taps.
+    create_from_preset(page, "weekly-mon")
+    expect(page.locator("[data-alarm]")).to_have_count(2)
+    titles = page.locator("[data-alarm] .title").all_inner_texts()
+    assert titles[0] == "Weekly check-in" or dt.datetime.now(dt.timezone.utc).day >= 24, titles  # sorted by next fire
+    expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
+    shot(page, "list")
+
+
+def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
+    page = new_page()
+    _, uid = sign_up(page, "Ringer")
+    set_tier(uid, "plus")
+    reload_me(page)
+    now = dt.datetime.now(dt.timezone.utc)
+    due = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
+    if (due - now).total_seconds() < 25:
+        due += dt.timedelta(minutes=1)
+    page.get_by_role("button", name="New alarm").click()
+    page.get_by_role("button", name="More options…").click()
+    form = page.get_by_role("dialog", name="New alarm — every option")
+    form.get_by_label("Title").fill("Take the bins out")
+    form.get_by_label("Repeats").select_option("once")
+    form.get_by_label("Time", exact=True).fill(due.strftime("%H:%M"))
+    form.get_by_label("Starts (or the day, for once)").fill(due.strftime("%Y-%m-%d"))
+    form.get_by_label("Time zone").select_option("UTC")
+    form.get_by_role("button", name="Create").click()
+    card = page.locator("[data-alarm]").filter(has_text="Take the bins out")
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    firing = page.locator(".firing")
+    expect(firing).to_be_visible(timeout=(due - dt.datetime.now(dt.timezone.utc)).total_seconds() * 1000 + 30_000)
+    appeared = dt.datetime.now(dt.timezone.utc)
+    assert appeared >= due - dt.timedelta(milliseconds=500), f"the firing screen came at {appeared}, before {due}"
+    assert appeared <= due + dt.timedelta(seconds=10), f"the firing screen came at {appeared}, long after {due}"
+    expect(firing).to_contain_text("Take the bins out")
+    expect(firing.get_by_role("button", name="Snooze 1 day")).to_be_visible()   # Plus: longer snoozes
+    shot(page, "firing")
+    slider = firing.get_by_label("Slide to complete")
+    slider.focus()
+    page.keyboard.press("End")
+    expect(firing).to_have_count(0)
+    page.goto(f"{BASE}/app/#/alarms/{alarm_id}")
+    row = page.locator("table[aria-label='Completion history'] tbody tr").first
+    expect(row).to_contain_text("completed")
+    expect(page.get_by_text("Streak: 1")).to_be_visible()
+    expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
+    shot(page, "history", full=True)
+
+
+def test_group_members_see_each_others_completions(new_page):
+    a = new_page()
+    b = new_page()
+    _, uid_a = sign_up(a, "Avery")
+    _, uid_b = sign_up(b, "Blake")
+    for uid in (uid_a, uid_b):
+        set_tier(uid, "premium")
+    reload_me(a)
+    reload_me(b)
+    a.goto(f"{BASE}/app/#/groups")
+    a.get_by_label("Name").fill("Flat 3")
+    a.get_by_role("button", name="Create group").click()
+    expect(a.get_by_role("heading", name="Flat 3")).to_be_visible()
+    a.get_by_role("button", name="Invite by link").click()
+    link = a.get_by_label("Invitation link").input_value()
+    assert re.search(r"/invite/[A-Za-z0-9_-]+$", link), link
+    # The link opens the app on the invitation.
+    b.goto(link)
+    expect(b.get_by_text("Avery invited you to the group “Flat 3”.")).to_be_visible()
+    b.get_by_role("button", name="Accept").click()
+    expect(b.get_by_role("heading", name="Flat 3")).to_be_visible()
+    # Avery's alarm, moved into the group, reaches Blake's list.
+    a.goto(f"{BASE}/app/#/alarms")
+    create_from_preset(a, "custom-90", title="Water the plants")
+    expect(a.locator("[data-alarm]").filter(has_text="Water the plants")).to_be_visible()
+    a.goto(a.url.split("#")[0] + "#/groups")
+    a.get_by_role("link", name=re.compile("Flat 3")).click()
+    a.get_by_role("button", name="Add one of my alarms").click()
+    a.get_by_role("dialog").get_by_role("button", name="Water the plants").click()
+    expect(a.locator(".list").get_by_text("Water the plants")).to_be_visible()
+    b.goto(f"{BASE}/app/#/alarms")
+    expect(b.locator("[data-alarm]").filter(has_text="Water the plants")).to_be_visible(timeout=20_000)
+    shot(b, "group-list")
+    # Avery marks it done; Blake, on another screen, is told.
+    a.goto(f"{BASE}/app/#/alarms")
+    a.locator("[data-alarm]").filter(has_text="Water the plants").click()
+    a.get_by_role("button", name="Mark done").click()
+    toast = b.locator(".toast").filter(has_text="Water the plants")
+    expect(toast).to_be_visible(timeout=20_000)
+    expect(toast).to_contain_text("Avery")
+    shot(b, "group-toast")
+
+
+def test_a_free_user_meets_the_paywall_on_the_third_alarm(new_page):
+    page = new_page()
+    sign_up(page, "Frugal")
+    create_from_preset(page, "monthly-1")
+    expect(page.locator("[data-alarm]")).to_have_count(1)
+    create_from_preset(page, "annual-today")
+    expect(page.locator("[data-alarm]")).to_have_count(2)
+    create_from_preset(page, "custom-90")
+    page.wait_for_url("**/app/#/upgrade")
+    expect(page.get_by_role("heading", name="Upgrade Chronir")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("2 active alarms")
+    expect(page.locator("[data-tier='plus']")).to_contain_text("$1.99")
+    page.get_by_role("button", name="Show yearly prices").click()
+    expect(page.locator("[data-tier='plus']")).to_contain_text("$14.99")
+    shot(page, "paywall", full=True)
+
+
+def test_the_operations_page_shows_the_running_scheduler(new_page):
+    page = new_page(width=1200, height=900)
+    page.goto(f"{BASE}/ops/")
+    page.get_by_label(re.compile("Operator token")).fill("not the token")
+    page.get_by_role("button", name="Open").click()
+    expect(page.locator("#login-error")).to_contain_text("operator")
+    page.get_by_label(re.compile("Operator token")).fill(os.environ["CHRONIR_OPS_TOKEN"])
+    page.get_by_role("button", name="Open").click()
+    replicas = page.get_by_role("table", name="Scheduler replicas")
+    expect(replicas).to_contain_text("scheduler-1")
+    expect(replicas.locator("tbody tr").first).to_contain_text("ok")
+    expect(page.get_by_role("table", name="Streams")).to_contain_text("alarms")
+    expect(page.get_by_role("table", name="Services")).to_contain_text("notifications")
+    time.sleep(5.5)   # a second sample for the chart
+    expect(page.locator("#chart polyline")).to_have_count(2)
+    shot(page, "ops", full=True)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The web client and the operations page in a real browser: Playwright (Python) drives the
+# distribution's Chromium, headless, against its own copy of the suite (`scripts/run.sh` on a
+# throwaway PostgreSQL, HTTP on 18280). Called by `make test` after the Swift tests; screenshots
+# of each screen land in docs/screenshots/.
+#   BROWSER_TEST_ARGS="-k paywall"   pass arguments to pytest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=.run/browser
+mkdir -p "$out"
+scripts/deps.sh
+if ! command -v chromium >/dev/null; then
+    SUDO=""; [ "$(id -u)" != 0 ] && SUDO=sudo
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+venv=.run/browser-venv
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import playwright, pytest' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2
+fi
+
+port=${BROWSER_HTTP_PORT:-18280}
+export CHRONIR_OPS_TOKEN=${CHRONIR_OPS_TOKEN:-$(openssl rand -hex 16)}
+. scripts/suite-start.sh
+suite_start CHRONIR_PG_PORT="${BROWSER_PG_PORT:-55436}" CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000
+
+export CHRONIR_WEB_URL="http://127.0.0.1:$port" CHRONIR_CHROMIUM=$(command -v chromium)
+export CHRONIR_CTL="$(swift build --show-bin-path)/chronirctl" CHRONIR_BUS_KEYS=$root/.run/keys
+export CHRONIR_SCREENSHOTS=$root/docs/screenshots
+"$venv/bin/python" -m pytest -p no:cacheprovider -q Tests/Browser ${BROWSER_TEST_ARGS:-}

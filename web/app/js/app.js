@@ -1,0 +1,82 @@
+// The Chronir web client: hash routes, the shell, the live stream (fires, completion toasts).
+import { api, session } from "./api.js";
+import { listen } from "./live.js";
+import { store } from "./store.js";
+import { toast } from "./ui.js";
+import { authView, onboardingView } from "./views/auth.js";
+import { listView, detailView } from "./views/alarms.js";
+import { showFiring } from "./views/firing.js";
+import { groupsView, groupView, inviteView } from "./views/groups.js";
+import { paywallView, settingsView } from "./views/account.js";
+
+const view = document.getElementById("view");
+let stopLive = null, cleanup = null;
+
+const routes = [
+  [/^#\/(signin|signup)$/, (m) => authView(m[1]), false],
+  [/^#\/welcome$/, () => onboardingView(), true],
+  [/^#\/alarms$/, () => listView(), true],
+  [/^#\/alarms\/([^/]+)$/, (m) => detailView(decodeURIComponent(m[1])), true],
+  [/^#\/groups$/, () => groupsView(), true],
+  [/^#\/groups\/([^/]+)$/, (m) => groupView(decodeURIComponent(m[1])), true],
+  [/^#\/invite\/([^/]+)$/, (m) => inviteView(decodeURIComponent(m[1])), false],
+  [/^#\/upgrade$/, () => paywallView(), true],
+  [/^#\/settings$/, () => settingsView(), true],
+];
+
+async function route() {
+  const hash = location.hash || (session.get() ? "#/alarms" : "#/signup");
+  const signed = !!session.get();
+  const match = routes.map(([re, fn, auth]) => [hash.match(re), fn, auth]).find(([m]) => m);
+  if (!match) { location.hash = signed ? "#/alarms" : "#/signup"; return; }
+  const [m, fn, needsAuth] = match;
+  if (needsAuth && !signed) { sessionStorage.setItem("chronir.after", hash); location.hash = "#/signin"; return; }
+  document.getElementById("bar").hidden = !signed;
+  for (const a of document.querySelectorAll(".bar nav a")) a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")));
+  if (signed) startLive();
+  cleanup?.();
+  cleanup = null;
+  document.getElementById("overlay").replaceChildren();   // a sheet belongs to the page it opened on
+  view.replaceChildren();
+  try {
+    const result = await fn(m);
+    if (result?.node) { view.replaceChildren(result.node); cleanup = result.cleanup; }
+    else if (result) view.replaceChildren(result);
+  } catch (e) {
+    view.replaceChildren(Object.assign(document.createElement("p"), { className: "error", textContent: e.message }));
+  }
+  view.focus({ preventScroll: true });
+}
+
+function startLive() {
+  if (stopLive) return;
+  stopLive = listen(async (type, n) => {
+    if (type === "alarm_fired") {
+      const alarm = store.alarms.get(n.data?.alarmId) ?? await api("GET", `/v1/alarms/${n.data.alarmId}`).catch(() => null);
+      if (alarm) showFiring(alarm, n);
+      store.sync().catch(() => {});
+    } else if (type === "alarm_completed") {
+      toast(`${n.title} — ${n.body}`);
+      store.sync().catch(() => {});
+    } else if (type === "pre_alarm" || type === "alarm_missed" || type.startsWith("invitation")) {
+      toast(n.body ? `${n.title}: ${n.body}` : n.title);
+      store.sync().catch(() => {});
+    }
+  });
+}
+
+function signedOut() {
+  stopLive?.(); stopLive = null;
+  session.clear(); store.clear();
+  location.hash = "#/signin";
+}
+
+window.addEventListener("chronir:signed-out", signedOut);
+window.addEventListener("hashchange", route);
+window.addEventListener("online", () => { document.getElementById("offline").hidden = true; store.sync().catch(() => {}); });
+window.addEventListener("offline", () => { document.getElementById("offline").hidden = false; });
+store.listeners.add(() => { document.getElementById("offline").hidden = !store.offline; });
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
+route();
+
+

@@ -1,0 +1,73 @@
+// Schedules as the API takes them (proto/openapi.yaml Schedule), the presets of the
+// three-tap creation, and how an alarm's schedule and next fire read to a person.
+export const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+/** Every IANA zone the browser knows, with this device's and UTC first. */
+export const zones = () => [...new Set([zone(), "UTC", ...(Intl.supportedValuesOf?.("timeZone") || [])])];
+const pad = (n) => String(n).padStart(2, "0");
+export const localMidnight = (date = new Date()) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).toISOString();
+export const isoDay = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+
+const base = (type, time = "09:00") => ({ type, timeOfDay: time, timezone: zone(), startDate: localMidnight() });
+const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** The presets of the creation sheet: a title and a schedule each, ready to save. */
+export function presets(now = new Date()) {
+  return [
+    { id: "monthly-1", label: "Monthly · 1st, 09:00", title: "Pay rent", schedule: { ...base("monthly"), monthlyType: "fixed", dayOfMonth: 1 } },
+    { id: "monthly-last", label: "Monthly · last day", title: "Month-end review", schedule: { ...base("monthly"), monthlyType: "fixed", dayOfMonth: 0 } },
+    { id: "weekly-mon", label: "Weekly · Monday", title: "Weekly check-in", schedule: { ...base("weekly"), daysOfWeek: [1] } },
+    { id: "annual-today", label: `Yearly · ${MONTHS[now.getMonth()]} ${now.getDate()}`, title: "Yearly renewal",
+      schedule: { ...base("annual"), month: now.getMonth() + 1, dayOfMonthAnnual: now.getDate() } },
+    { id: "custom-90", label: "Every 90 days", title: "Replace filter", schedule: { ...base("custom"), intervalDays: 90 } },
+    { id: "quarterly", label: "Every 3 months · 1st", title: "Quarterly taxes", schedule: { ...base("monthly"), monthlyType: "fixed", dayOfMonth: 1, interval: 3 } },
+  ];
+}
+
+/** A schedule from the detailed form's values. */
+export function fromForm(v) {
+  const s = { type: v.type, timeOfDay: v.time || "09:00", timezone: v.timezone || zone(), startDate: v.startDate ? new Date(`${v.startDate}T00:00`).toISOString() : localMidnight() };
+  if (v.interval && Number(v.interval) > 1 && ["weekly", "monthly", "annual"].includes(v.type)) s.interval = Number(v.interval);
+  switch (v.type) {
+    case "weekly": s.daysOfWeek = v.days?.length ? v.days.map(Number) : [1]; break;
+    case "monthly":
+      if (v.monthly === "relative") { s.monthlyType = "relative"; s.relativeWeek = Number(v.relativeWeek || 1); s.relativeDayOfWeek = Number(v.relativeDay || 1); }
+      else { s.monthlyType = "fixed"; s.dayOfMonth = v.monthly === "last" ? 0 : Number(v.dayOfMonth || 1); }
+      break;
+    case "annual": s.month = Number(v.month || 1); s.dayOfMonthAnnual = Number(v.dayOfMonthAnnual || 1); break;
+    case "custom": s.intervalDays = Number(v.intervalDays || 30); break;
+    case "once": break;
+  }
+  return s;
+}
+
+const ordinal = (n) => n === 5 ? "last" : ["first", "second", "third", "fourth"][n - 1];
+export function describe(s) {
+  const every = (s.interval || 1) > 1 ? `every ${s.interval} ` : "";
+  switch (s.type) {
+    case "weekly": return `${every ? every + "weeks" : "Weekly"} on ${(s.daysOfWeek || []).map((d) => WEEKDAYS[d - 1]).join(", ")} at ${s.timeOfDay}`;
+    case "monthly":
+      if (s.monthlyType === "relative") return `${every ? every + "months" : "Monthly"} on the ${ordinal(s.relativeWeek)} ${WEEKDAYS[s.relativeDayOfWeek - 1]} at ${s.timeOfDay}`;
+      return `${every ? every + "months" : "Monthly"} on ${s.dayOfMonth === 0 ? "the last day" : `day ${s.dayOfMonth}`} at ${s.timeOfDay}`;
+    case "annual": return `${every ? every + "years" : "Yearly"} on ${MONTHS[s.month - 1]} ${s.dayOfMonthAnnual} at ${s.timeOfDay}`;
+    case "custom": return `Every ${s.intervalDays} days at ${s.timeOfDay}`;
+    case "once": return `Once, ${new Date(s.startDate).toLocaleDateString()} at ${s.timeOfDay}`;
+    default: return s.type;
+  }
+}
+
+export function formatDate(iso) {
+  if (!iso) return "—";
+  return new Date(iso).toLocaleString(undefined, { weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+/** "3d 04:05:06" until `iso`, or "due" once passed. */
+export function countdown(iso, now = Date.now()) {
+  if (!iso) return "—";
+  let s = Math.floor((new Date(iso).getTime() - now) / 1000);
+  if (s <= 0) return "due";
+  const d = Math.floor(s / 86400); s -= d * 86400;
+  const hh = Math.floor(s / 3600); s -= hh * 3600;
+  const mm = Math.floor(s / 60); s -= mm * 60;
+  return `${d ? d + "d " : ""}${pad(hh)}:${pad(mm)}:${pad(s)}`;
+}

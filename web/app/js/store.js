@@ -1,0 +1,52 @@
+// The signed-in user's alarms, kept in memory and in localStorage so the list reads offline,
+// and brought up to date through the delta feed (GET /v1/alarms?since=cursor).
+import { api } from "./api.js";
+
+const ALARMS = "chronir.alarms", CURSOR = "chronir.feedCursor", ME = "chronir.me";
+
+export const store = {
+  me: JSON.parse(localStorage.getItem(ME) || "null"),
+  alarms: new Map(Object.entries(JSON.parse(localStorage.getItem(ALARMS) || "{}"))),
+  cursor: localStorage.getItem(CURSOR) || "0",
+  offline: false,
+  listeners: new Set(),
+
+  changed() { for (const f of this.listeners) f(); },
+  save() {
+    localStorage.setItem(ALARMS, JSON.stringify(Object.fromEntries(this.alarms)));
+    localStorage.setItem(CURSOR, this.cursor);
+    if (this.me) localStorage.setItem(ME, JSON.stringify(this.me));
+  },
+  clear() { for (const k of [ALARMS, CURSOR, ME]) localStorage.removeItem(k); this.alarms.clear(); this.cursor = "0"; this.me = null; },
+
+  async loadMe() { this.me = await api("GET", "/v1/me"); this.save(); return this.me; },
+
+  /** Applies the feed from the stored cursor until it has nothing more. */
+  async sync() {
+    try {
+      for (let page = 0; page < 50; page++) {
+        const r = await api("GET", `/v1/alarms?since=${encodeURIComponent(this.cursor)}`);
+        for (const c of r.changes) {
+          if (c.deleted || !c.alarm || c.alarm.deletedAt) this.alarms.delete(c.id); else this.alarms.set(c.id, c.alarm);
+        }
+        this.cursor = r.nextCursor;
+        if (!r.hasMore) break;
+      }
+      this.offline = false;
+      this.save();
+    } catch (e) {
+      if (e.status) throw e;
+      this.offline = true;   // no network: keep what was saved
+    }
+    this.changed();
+  },
+
+  put(alarm) { if (alarm.deletedAt) this.alarms.delete(alarm.id); else this.alarms.set(alarm.id, alarm); this.save(); this.changed(); },
+  remove(id) { this.alarms.delete(id); this.save(); this.changed(); },
+
+  /** Alarms sorted by next fire (paused and ended ones last). */
+  sorted() {
+    const key = (a) => (a.isPaused || !a.isActive || !a.nextFireDate) ? Infinity : new Date(a.nextFireDate).getTime();
+    return [...this.alarms.values()].sort((a, b) => key(a) - key(b) || a.title.localeCompare(b.title));
+  },
+};

@@ -1,0 +1,39 @@
+// Small DOM helpers: elements, toasts, bottom sheets.
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "class") el.className = v;
+    else if (k === "style") el.style.cssText = v;   // CSSOM: allowed under the page's style-src 'self'
+    else if (k === "checked" || k === "selected" || k === "disabled") el[k] = !!v;
+    else if (v === true) el.setAttribute(k, "");
+    else el.setAttribute(k, v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+
+export function toast(text, { action, onAction, ms = 5000 } = {}) {
+  const box = h("div", { class: "toast" }, h("span", {}, text));
+  if (action) box.append(h("button", { class: "btn", onclick: () => { onAction?.(); box.remove(); } }, action));
+  document.getElementById("toasts").append(box);
+  setTimeout(() => box.remove(), ms);
+  return box;
+}
+
+export function sheet(title, content) {
+  const close = () => back.remove();
+  const panel = h("div", { class: "sheet", role: "dialog", "aria-modal": "true", "aria-label": title },
+    h("div", { class: "row" }, h("h2", { style: "margin:0;flex:1" }, title), h("button", { class: "btn", onclick: close, "aria-label": "Close" }, "✕")),
+    content);
+  const back = h("div", { class: "sheet-back", onclick: (e) => { if (e.target === back) close(); } }, panel);
+  back.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
+  document.getElementById("overlay").append(back);
+  (panel.querySelector("button.preset, input, button") || panel).focus();
+  return close;
+}
+
+export function field(label, input) { return h("label", {}, label, input); }
+
+export function errorText(e) { return e?.code ? `${e.message} (${e.code})` : String(e?.message || e); }

@@ -1,0 +1,62 @@
+// The paywall (GET /v1/products) and the settings: profile, time zone, export, sign out, delete.
+import { api, session } from "../api.js";
+import { store } from "../store.js";
+import { zones } from "../schedule.js";
+import { h, toast, field, errorText } from "../ui.js";
+
+export async function paywallView() {
+  const reason = sessionStorage.getItem("chronir.paywallReason");
+  sessionStorage.removeItem("chronir.paywallReason");
+  const { products, tiers } = await api("GET", "/v1/products");
+  let period = "monthly";
+  const grid = h("div", { class: "tiers" });
+  const paint = () => grid.replaceChildren(...tiers.map((t) => {
+    const p = products.find((x) => x.tier === t.tier && x.period === period);
+    const current = (store.me?.tier || "free") === t.tier;
+    return h("div", { class: "card stack", "data-tier": t.tier },
+      h("div", { class: "title" }, t.tier[0].toUpperCase() + t.tier.slice(1)),
+      h("div", { class: "countdown" }, p ? `$${p.priceUSD.toFixed(2)}` : "$0", h("span", { class: "muted", style: "font-size:16px" }, p ? (period === "monthly" ? " / month" : " / year") : "")),
+      p?.annualSavingsPercent ? h("span", { class: "badge badge-warning" }, `Save ${p.annualSavingsPercent}%`) : null,
+      h("ul", {}, ...t.features.map((f) => h("li", {}, f))),
+      current ? h("p", { class: "muted" }, "Your plan") : p ? h("p", { class: "muted" }, `Subscribe in the Chronir app (${p.iosProductId}); your plan follows you here.`) : null);
+  }));
+  paint();
+  const toggle = h("button", { class: "btn", "aria-pressed": "false", onclick: () => {
+    period = period === "monthly" ? "annual" : "monthly";
+    toggle.setAttribute("aria-pressed", String(period === "annual"));
+    toggle.textContent = period === "monthly" ? "Show yearly prices" : "Show monthly prices";
+    paint();
+  } }, "Show yearly prices");
+  return h("section", { class: "stack", id: "paywall" },
+    h("h1", {}, "Upgrade Chronir"),
+    reason ? h("p", { class: "card", role: "alert" }, reason) : null,
+    toggle, grid);
+}
+
+export async function settingsView() {
+  const me = await store.loadMe();
+  const err = h("p", { class: "error", role: "alert" });
+  const name = h("input", { name: "displayName", value: me.displayName, maxlength: 80, required: true });
+  const tz = h("select", { name: "timezone" }, ...[...new Set([me.timezone, ...zones()])].map((z) => h("option", { value: z, selected: z === me.timezone }, z)));
+  const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
+  return h("section", { class: "stack" },
+    h("h1", {}, "Settings"),
+    h("p", {}, `${me.email || "anonymous account"} · `, h("strong", {}, me.tier), " · ", h("a", { href: "#/upgrade" }, "Plans")),
+    h("form", { class: "stack card", onsubmit: (e) => { e.preventDefault(); act(async () => { store.me = await api("PATCH", "/v1/me", { displayName: name.value, timezone: tz.value }); store.save(); toast("Saved"); }); } },
+      field("Name", name), field("Time zone", tz), h("button", { class: "btn btn-primary", type: "submit" }, "Save")),
+    err,
+    h("div", { class: "row" },
+      h("button", { class: "btn", onclick: () => act(async () => {
+        const r = await api("GET", "/v1/me/export", undefined, { raw: true });
+        h("a", { href: URL.createObjectURL(await r.blob()), download: "chronir-export.json" }).click();
+      }) }, "Export my data"),
+      h("button", { class: "btn", onclick: () => act(async () => {
+        await api("POST", "/v1/auth/logout", { refreshToken: session.get()?.refreshToken }).catch(() => {});
+        window.dispatchEvent(new Event("chronir:signed-out"));
+      }) }, "Sign out"),
+      h("button", { class: "btn btn-danger", onclick: () => act(async () => {
+        if (!confirm("Delete your account and everything in it? This cannot be undone.")) return;
+        await api("DELETE", "/v1/me");
+        window.dispatchEvent(new Event("chronir:signed-out"));
+      }) }, "Delete account")));
+}

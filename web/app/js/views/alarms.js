@@ -1,0 +1,251 @@
+// The alarm list (sorted by next fire, live countdowns, badges), creation in three taps from
+// presets (or every schedule type in the detailed form), and an alarm's page: pause, edit,
+// delete with undo, photo, sharing, history with its streak and CSV.
+import { api } from "../api.js";
+import { store } from "../store.js";
+import { presets, fromForm, describe, formatDate, countdown, zone, zones, isoDay } from "../schedule.js";
+import { h, toast, sheet, field, errorText } from "../ui.js";
+
+const tierOf = () => store.me?.tier || "free";
+const paid = () => tierOf() !== "free";
+
+function badges(a) {
+  return h("div", { class: "badges" },
+    h("span", { class: `badge badge-${a.schedule.type}` }, a.schedule.type),
+    a.isPaused ? h("span", { class: "badge" }, "Paused") : null,
+    a.isShared || a.sharedWith?.length ? h("span", { class: "badge" }, "Shared") : null,
+    a.groupId ? h("span", { class: "badge" }, "Group") : null,
+    a.ownerId !== store.me?.uid ? h("span", { class: "badge" }, "From a friend") : null);
+}
+
+export async function listView() {
+  const list = h("ul", { class: "list", "aria-label": "Alarms, soonest first" });
+  const empty = h("div", { class: "card stack" }, h("p", {}, "No alarms yet."), h("p", { class: "muted" }, "Try “Pay rent — 1st of every month”."));
+  const count = h("p", { class: "muted" });
+  function paint() {
+    const alarms = store.sorted();
+    empty.hidden = alarms.length > 0;
+    count.textContent = `${alarms.length} alarm${alarms.length === 1 ? "" : "s"}`;
+    list.replaceChildren(...alarms.map((a) => h("li", {},
+      h("a", { class: `card ${a.isPaused || !a.isActive ? "paused" : ""}`, href: `#/alarms/${encodeURIComponent(a.id)}`, "data-alarm": a.id },
+        h("div", { class: "title" }, a.title),
+        h("div", { class: "muted" }, describe(a.schedule)),
+        h("div", { class: "row" },
+          h("span", { class: "countdown", "data-next": a.isPaused ? "" : a.nextFireDate || "" }, a.isPaused ? "paused" : countdown(a.nextFireDate)),
+          h("span", { class: "next-date", "data-iso": a.nextFireDate || "" }, a.isPaused ? "" : formatDate(a.nextFireDate))),
+        badges(a)))));
+  }
+  const tick = setInterval(() => {
+    for (const el of list.querySelectorAll("[data-next]")) if (el.dataset.next) el.textContent = countdown(el.dataset.next);
+  }, 1000);
+  // Changes made elsewhere (another device, a group member) arrive through the feed.
+  const resync = setInterval(() => { if (document.visibilityState === "visible") store.sync().catch(() => {}); }, 10_000);
+  store.listeners.add(paint);
+  paint();
+  store.sync().catch((e) => toast(errorText(e)));
+  if (!store.me) store.loadMe().catch(() => {});
+  const node = h("section", {},
+    h("h1", {}, "Alarms"), count, empty, list,
+    h("button", { class: "fab", "aria-label": "New alarm", onclick: openCreate }, "+"));
+  if (sessionStorage.getItem("chronir.openCreate")) { sessionStorage.removeItem("chronir.openCreate"); setTimeout(openCreate, 0); }
+  return { node, cleanup: () => { clearInterval(tick); clearInterval(resync); store.listeners.delete(paint); } };
+}
+
+async function create(body, close, err) {
+  try {
+    const alarm = await api("POST", "/v1/alarms", body);
+    store.put(alarm);
+    close();
+    toast(`“${alarm.title}” next rings ${formatDate(alarm.nextFireDate)}`);
+    return alarm;
+  } catch (e) {
+    if (e.code === "CA001") {
+      close();
+      api("POST", "/v1/analytics/events", { events: [{ name: "upgrade_prompt_shown", properties: { trigger: "alarm_limit", tier: tierOf() } }] }).catch(() => {});
+      sessionStorage.setItem("chronir.paywallReason", e.message);
+      location.hash = "#/upgrade";
+      return null;
+    }
+    err.textContent = errorText(e);
+    return null;
+  }
+}
+
+/** The creation sheet: tap a preset, tap Create (the "+" was the first tap). */
+export function openCreate() {
+  const err = h("p", { class: "error", role: "alert" });
+  const title = h("input", { name: "title", required: true, maxlength: 100 });
+  let chosen = null;
+  const buttons = presets().map((p) => h("button", { type: "button", class: "preset", "aria-pressed": "false", "data-preset": p.id, onclick: (ev) => {
+    chosen = p;
+    for (const b of buttons) b.setAttribute("aria-pressed", String(b === ev.currentTarget));
+    if (!title.dataset.edited) title.value = p.title;
+    save.disabled = false;
+  } }, h("strong", {}, p.label)));
+  title.addEventListener("input", () => { title.dataset.edited = "1"; });
+  const save = h("button", { class: "btn btn-primary", type: "submit", disabled: true }, "Create");
+  const close = sheet("New alarm", h("form", { class: "stack", onsubmit: async (e) => {
+    e.preventDefault();
+    if (!chosen) return;
+    await create({ title: title.value.trim() || chosen.title, schedule: chosen.schedule }, close, err);
+  } },
+    h("div", { class: "presets", role: "group", "aria-label": "Presets" }, buttons),
+    field("Title", title), err,
+    h("div", { class: "row" }, save, h("button", { type: "button", class: "btn", onclick: () => { close(); openDetailed(); } }, "More options…"))));
+}
+
+function scheduleFields(s = {}) {
+  const v = (x, d) => (x ?? d);
+  const type = h("select", { name: "type" }, ...["weekly", "monthly", "annual", "custom", "once"].map((t) => h("option", { value: t, selected: s.type === t }, t)));
+  const days = h("fieldset", { "data-for": "weekly" }, h("legend", {}, "Days"),
+    ...["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((d, i) => h("label", { style: "display:inline-block;margin-right:8px" },
+      h("input", { type: "checkbox", name: "days", value: String(i + 1), checked: (s.daysOfWeek || [1]).includes(i + 1), style: "display:inline;width:auto;min-height:auto" }), " ", d)));
+  const monthly = h("select", { name: "monthly" }, h("option", { value: "fixed" }, "On day…"), h("option", { value: "relative", selected: s.monthlyType === "relative" }, "On the nth weekday"),
+    h("option", { value: "last", selected: s.monthlyType === "fixed" && s.dayOfMonth === 0 }, "On the last day"));
+  const wrap = (forType, ...kids) => h("div", { "data-for": forType, class: "stack" }, ...kids);
+  const fields = h("div", { class: "stack" },
+    field("Repeats", type),
+    days,
+    wrap("monthly", field("Monthly", monthly), field("Day of month", h("input", { type: "number", name: "dayOfMonth", min: 1, max: 31, value: v(s.dayOfMonth || null, 1) })),
+      field("Week (5 = last)", h("input", { type: "number", name: "relativeWeek", min: 1, max: 5, value: v(s.relativeWeek, 1) })),
+      field("Weekday (1 = Monday)", h("input", { type: "number", name: "relativeDay", min: 1, max: 7, value: v(s.relativeDayOfWeek, 1) }))),
+    wrap("annual", field("Month", h("input", { type: "number", name: "month", min: 1, max: 12, value: v(s.month, new Date().getMonth() + 1) })),
+      field("Day", h("input", { type: "number", name: "dayOfMonthAnnual", min: 1, max: 31, value: v(s.dayOfMonthAnnual, new Date().getDate()) }))),
+    wrap("custom", field("Every how many days", h("input", { type: "number", name: "intervalDays", min: 1, value: v(s.intervalDays, 30) }))),
+    wrap("weekly monthly annual", field("Every (1 = each time)", h("input", { type: "number", name: "interval", min: 1, max: 1000, value: v(s.interval, 1) }))),
+    field("Time", h("input", { type: "time", name: "time", required: true, value: v(s.timeOfDay, "09:00") })),
+    field("Starts (or the day, for once)", h("input", { type: "date", name: "startDate", value: isoDay(s.startDate ? new Date(s.startDate) : new Date()) })),
+    field("Time zone", h("select", { name: "timezone" }, ...zones().map((z) => h("option", { value: z, selected: z === (s.timezone || zone()) }, z)))));
+  const show = () => {
+    for (const el of fields.querySelectorAll("[data-for]")) el.hidden = !el.dataset.for.split(" ").includes(type.value);
+    if (type.value === "monthly") for (const n of ["relativeWeek", "relativeDay"]) fields.querySelector(`[name=${n}]`).closest("label").hidden = monthly.value !== "relative";
+  };
+  type.addEventListener("change", show); monthly.addEventListener("change", show); show();
+  return fields;
+}
+
+function formValues(form) {
+  const data = new FormData(form);
+  const o = Object.fromEntries(data.entries());
+  o.days = data.getAll("days");
+  o.offsets = data.getAll("offsets");
+  return o;
+}
+
+function extraFields(a = {}) {
+  return h("div", { class: "stack" },
+    h("fieldset", {}, h("legend", {}, paid() ? "Warnings before it rings" : "Warnings before it rings (Plus)"),
+      ...["7d", "3d", "1d", "1h"].map((o) => h("label", { style: "display:inline-block;margin-right:12px" },
+        h("input", { type: "checkbox", name: "offsets", value: o, disabled: !paid(), checked: (a.preAlarmOffsets || []).includes(o), style: "display:inline;width:auto;min-height:auto" }), " ", o))),
+    field(paid() ? "Note" : "Note (Plus)", h("textarea", { name: "note", maxlength: 500, disabled: !paid() }, a.note || "")));
+}
+
+export function openDetailed() {
+  const err = h("p", { class: "error", role: "alert" });
+  const form = h("form", { class: "stack", onsubmit: async (e) => {
+    e.preventDefault();
+    const v = formValues(form);
+    const body = { title: v.title, schedule: fromForm(v) };
+    if (paid()) { body.preAlarmOffsets = v.offsets; if (v.note) body.note = v.note; }
+    await create(body, close, err);
+  } }, field("Title", h("input", { name: "title", required: true, maxlength: 100 })), scheduleFields(), extraFields(), err,
+    h("button", { class: "btn btn-primary", type: "submit" }, "Create"));
+  const close = sheet("New alarm — every option", form);
+}
+
+async function photoOf(a) {
+  if (!a.photoURL) return null;
+  try {
+    const r = await api("GET", `/v1/alarms/${a.id}/photo`, undefined, { raw: true });
+    return h("img", { src: URL.createObjectURL(await r.blob()), alt: `Photo of ${a.title}`, style: "max-width:100%;border-radius:12px" });
+  } catch { return null; }
+}
+
+export async function detailView(id) {
+  let a = store.alarms.get(id);
+  try { a = await api("GET", `/v1/alarms/${encodeURIComponent(id)}`); store.put(a); } catch (e) { if (!a) throw e; }
+  const mine = a.ownerId === store.me?.uid;
+  const err = h("p", { class: "error", role: "alert" });
+  const history = h("div");
+  const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
+  const patch = (body) => act(async () => { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${a.version}"` } }); store.put(a); location.reload(); });
+
+  async function loadHistory() {
+    const page = await api("GET", `/v1/alarms/${a.id}/completions?limit=100`);
+    history.replaceChildren(
+      h("p", {}, h("strong", {}, `Streak: ${page.streak}`), ` on-time completion${page.streak === 1 ? "" : "s"} in a row`),
+      page.completions.length ? h("table", { "aria-label": "Completion history" },
+        h("thead", {}, h("tr", {}, h("th", {}, "Occurrence"), h("th", {}, "Status"), h("th", {}, "By"), h("th", {}, "When"))),
+        h("tbody", {}, ...page.completions.map((c) => h("tr", { "data-status": c.status },
+          h("td", {}, formatDate(c.scheduledDate)), h("td", {}, c.status + (c.onTime ? "" : " (late)")), h("td", {}, c.userDisplayName || "—"), h("td", {}, formatDate(c.completedAt))))))
+        : h("p", { class: "muted" }, "Nothing yet."),
+      h("button", { class: "btn", onclick: () => act(async () => {
+        const r = await api("GET", `/v1/alarms/${a.id}/completions.csv`, undefined, { raw: true });
+        const link = h("a", { href: URL.createObjectURL(await r.blob()), download: `${a.title}.csv` });
+        link.click();
+      }) }, "Export CSV"));
+  }
+  loadHistory().catch((e) => { history.textContent = errorText(e); });
+
+  const photoBox = h("div", {}, await photoOf(a));
+  const upload = h("input", { type: "file", accept: "image/jpeg,image/png,image/heic", "aria-label": "Choose a photo" });
+  upload.addEventListener("change", () => act(async () => {
+    const f = upload.files[0]; if (!f) return;
+    await api("PUT", `/v1/alarms/${a.id}/photo`, f, { headers: { "Content-Type": f.type || "image/jpeg" } });
+    a = await api("GET", `/v1/alarms/${a.id}`); store.put(a);
+    photoBox.replaceChildren(await photoOf(a));
+  }));
+
+  function edit() {
+    const e2 = h("p", { class: "error", role: "alert" });
+    const form = h("form", { class: "stack", onsubmit: async (ev) => {
+      ev.preventDefault();
+      const v = formValues(form);
+      const body = { title: v.title, schedule: fromForm(v) };
+      if (paid()) { body.preAlarmOffsets = v.offsets; body.note = v.note || null; }
+      try { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${a.version}"` } }); store.put(a); close(); location.reload(); }
+      catch (x) { e2.textContent = errorText(x); }
+    } }, field("Title", h("input", { name: "title", required: true, maxlength: 100, value: a.title })), scheduleFields(a.schedule), extraFields(a), e2,
+      h("button", { class: "btn btn-primary", type: "submit" }, "Save"));
+    const close = sheet("Edit alarm", form);
+  }
+
+  function remove() {
+    store.remove(a.id);
+    location.hash = "#/alarms";
+    let undone = false;
+    toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => { undone = true; store.put(a); } });
+    setTimeout(() => { if (!undone) api("DELETE", `/v1/alarms/${a.id}`, undefined, { headers: { "If-Match": `"${a.version}"` } }).catch((e) => { store.put(a); toast(errorText(e)); }); }, 5000);
+  }
+
+  async function invite() {
+    await act(async () => {
+      const inv = await api("POST", "/v1/invitations", { type: "alarm", referenceId: a.id });
+      const url = `${location.origin}/invite/${inv.id}`;
+      sheet("Share by link", h("div", { class: "stack" }, h("p", {}, "Anyone with this link can join this alarm:"),
+        h("input", { readonly: true, value: url, "aria-label": "Invitation link" }),
+        h("button", { class: "btn", onclick: () => navigator.clipboard?.writeText(url) }, "Copy")));
+    });
+  }
+
+  return h("section", { class: "stack" },
+    h("p", {}, h("a", { href: "#/alarms" }, "← Alarms")),
+    h("h1", {}, a.title), badges(a),
+    h("p", {}, describe(a.schedule)),
+    h("p", {}, "Next: ", a.isPaused ? h("strong", {}, "paused") : !a.nextFireDate ? h("strong", {}, "no further occurrence")
+      : [h("strong", { class: "next-date" }, formatDate(a.nextFireDate)), " · ", h("span", { class: "countdown" }, countdown(a.nextFireDate))]),
+    a.note ? h("p", { class: "muted" }, a.note) : null,
+    photoBox, err,
+    h("div", { class: "row" },
+      h("button", { class: "btn btn-primary", onclick: () => act(async () => {
+        const c = await api("POST", `/v1/alarms/${a.id}/completions`, { status: "completed" });
+        toast(`Done — ${formatDate(c.scheduledDate)}`); a = await api("GET", `/v1/alarms/${a.id}`); store.put(a); loadHistory();
+      }) }, "Mark done"),
+      mine ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,
+      mine ? h("button", { class: "btn", onclick: edit }, "Edit") : null,
+      mine ? h("button", { class: "btn btn-danger", onclick: remove }, "Delete") : null),
+    mine ? h("div", { class: "row" },
+      paid() ? h("label", {}, "Photo ", upload) : h("a", { href: "#/upgrade" }, "Add a photo with Plus"),
+      h("button", { class: "btn", onclick: invite }, "Share by link")) : null,
+    h("h2", {}, "History"), history);
+}

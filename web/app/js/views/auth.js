@@ -1,0 +1,63 @@
+// Sign up, sign in, and the three onboarding screens (US-6.1).
+import { api, signedIn } from "../api.js";
+import { store } from "../store.js";
+import { zone } from "../schedule.js";
+import { h, field, errorText } from "../ui.js";
+
+export function authView(mode) {
+  const up = mode === "signup";
+  const err = h("p", { class: "error", role: "alert" });
+  const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true });
+  const password = h("input", { type: "password", name: "password", autocomplete: up ? "new-password" : "current-password", required: true, minlength: up ? 8 : null });
+  const name = h("input", { type: "text", name: "displayName", autocomplete: "name", required: true, maxlength: 80 });
+  const form = h("form", { class: "stack", onsubmit: async (e) => {
+    e.preventDefault();
+    err.textContent = "";
+    try {
+      const body = up ? { email: email.value, password: password.value, displayName: name.value, timezone: zone() } : { email: email.value, password: password.value };
+      signedIn(await api("POST", up ? "/v1/auth/signup" : "/v1/auth/login", body));
+      store.clear();
+      await store.loadMe();
+      const after = sessionStorage.getItem("chronir.after");
+      sessionStorage.removeItem("chronir.after");
+      location.hash = after || (up ? "#/welcome" : "#/alarms");
+    } catch (e2) { err.textContent = errorText(e2); }
+  } },
+    up ? field("Your name", name) : null,
+    field("Email", email),
+    field("Password" + (up ? " (at least 8 characters)" : ""), password),
+    err,
+    h("button", { class: "btn btn-primary", type: "submit" }, up ? "Create account" : "Sign in"));
+  return h("section", {},
+    h("h1", {}, up ? "Never miss the things that come once a month" : "Welcome back"),
+    h("p", { class: "muted" }, "Chronir keeps long-cycle alarms — rent, renewals, filters, check-ups — and rings until you mark them done."),
+    form,
+    h("p", {}, up ? "Have an account? " : "New here? ", h("a", { href: up ? "#/signin" : "#/signup" }, up ? "Sign in" : "Create an account")));
+}
+
+const screens = [
+  ["Alarms for the long cycles", "Weekly, monthly, yearly or every N days — Chronir knows the last day of February and the second Tuesday."],
+  ["It rings until it's done", "A firing alarm takes the whole screen. Slide to complete, or snooze for as long as your plan allows."],
+  ["Start with one", "Rent on the 1st? Pick a preset and save — three taps."],
+];
+
+export function onboardingView() {
+  let i = 0;
+  const title = h("h1"), text = h("p", { class: "muted" }), dots = h("p", { "aria-hidden": "true" });
+  const next = h("button", { class: "btn btn-primary", onclick: () => { if (i < screens.length - 1) { i++; paint(); } else finish(true); } });
+  function paint() {
+    title.textContent = screens[i][0]; text.textContent = screens[i][1];
+    dots.textContent = screens.map((_, k) => (k === i ? "●" : "○")).join(" ");
+    next.textContent = i < screens.length - 1 ? "Next" : "Create my first alarm";
+    if (i === 1 && "Notification" in window && Notification.permission === "default") Notification.requestPermission().catch(() => {});
+  }
+  function finish(create) {
+    localStorage.setItem("chronir.onboarded", "1");
+    api("POST", "/v1/analytics/events", { events: [{ name: "onboarding_completed", properties: { step: create ? "create" : "skipped" } }] }).catch(() => {});
+    if (create) sessionStorage.setItem("chronir.openCreate", "1");
+    location.hash = "#/alarms";
+  }
+  paint();
+  return h("section", { class: "onboard stack" }, title, text, dots, h("div", { class: "row", style: "justify-content:center" },
+    h("button", { class: "btn", onclick: () => finish(false) }, "Skip"), next));
+}

@@ -1,0 +1,79 @@
+// The firing screen: the whole window, a repeating tone, slide to complete, or snooze for the
+// durations the tier allows (a paid accountability snooze shows its price).
+import { api } from "../api.js";
+import { store } from "../store.js";
+import { h, toast, errorText } from "../ui.js";
+
+let current = null;
+
+function tone() {
+  try {
+    const ctx = new (window.AudioContext || window.webkitAudioContext)();
+    const beep = () => {
+      const o = ctx.createOscillator(), g = ctx.createGain();
+      o.frequency.value = 880; o.connect(g); g.connect(ctx.destination);
+      g.gain.setValueAtTime(0.0001, ctx.currentTime);
+      g.gain.exponentialRampToValueAtTime(0.3, ctx.currentTime + 0.02);
+      g.gain.exponentialRampToValueAtTime(0.0001, ctx.currentTime + 0.45);
+      o.start(); o.stop(ctx.currentTime + 0.5);
+    };
+    beep();
+    const timer = setInterval(beep, 1000);
+    return () => { clearInterval(timer); ctx.close().catch(() => {}); };
+  } catch { return () => {}; }
+}
+
+export function showFiring(alarm, notification) {
+  current?.close();
+  const occurrenceAt = notification.data?.occurrenceAt;
+  const firedAt = Date.now();
+  const stop = tone();
+  const err = h("p", { role: "alert" });
+  const close = () => { stop(); screen.remove(); current = null; document.title = "Chronir"; };
+  const slider = h("input", { type: "range", min: 0, max: 100, value: 0, "aria-label": "Slide to complete", "aria-valuetext": "Slide right to complete" });
+  const done = async () => {
+    slider.disabled = true;
+    try {
+      const body = { status: "completed" };
+      if (occurrenceAt) body.scheduledDate = occurrenceAt;
+      await api("POST", `/v1/alarms/${alarm.id}/completions`, body);
+      api("POST", "/v1/analytics/events", { events: [{ name: "alarm_dismissed", properties: {
+        timeToDismissSeconds: Math.round((Date.now() - firedAt) / 1000), intervalType: alarm.schedule.type,
+        snoozeCount: Number(notification.data?.snoozeCount || 0) } }] }).catch(() => {});
+      close();
+      toast(`✓ ${alarm.title} — done`);
+      store.sync().catch(() => {});
+      if (location.hash === `#/alarms/${alarm.id}`) location.reload();
+    } catch (e) { err.textContent = errorText(e); slider.disabled = false; slider.value = 0; }
+  };
+  slider.addEventListener("input", () => { if (Number(slider.value) >= 95) done(); });
+  slider.addEventListener("change", () => { if (Number(slider.value) < 95) slider.value = 0; });
+  slider.addEventListener("keydown", (e) => { if (e.key === "Enter") done(); });
+
+  const minutes = store.me?.tier && store.me.tier !== "free" ? [10, 60, 1440, 10080] : [10, 60];
+  const label = (m) => (m < 60 ? `${m} min` : m < 1440 ? "1 hour" : m < 10080 ? "1 day" : "1 week");
+  const snooze = async (m) => {
+    try {
+      const r = await api("POST", `/v1/alarms/${alarm.id}/snooze`, { minutes: m });
+      close();
+      toast(`Snoozed until ${new Date(r.refireAt).toLocaleTimeString()}`);
+    } catch (e) {
+      if (e.code === "CA029") err.textContent = `This snooze costs $${(e.details?.costCents / 100).toFixed(2)} (${e.details?.productId}); buy it in the app to go on.`;
+      else err.textContent = errorText(e);
+    }
+  };
+  const now = new Date();
+  const screen = h("div", { class: "firing", role: "alertdialog", "aria-modal": "true", "aria-labelledby": "firing-title", "data-alarm": alarm.id },
+    h("div", { class: "top" },
+      h("div", { class: "time" }, now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
+      h("h1", { id: "firing-title", style: "margin:0" }, alarm.title),
+      alarm.note ? h("p", {}, alarm.note) : null),
+    h("div", { class: "bottom" },
+      h("div", { class: "slider" }, slider, h("span", {}, "Slide to complete →")),
+      h("div", { class: "snoozes", role: "group", "aria-label": "Snooze" }, ...minutes.map((m) => h("button", { class: "btn", onclick: () => snooze(m) }, `Snooze ${label(m)}`))),
+      err));
+  document.body.append(screen);
+  document.title = `⏰ ${alarm.title}`;
+  slider.focus();
+  current = { close };
+}
