@@ -16,9 +16,9 @@ if ! command -v chromium >/dev/null; then
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 venv=.run/browser-venv
-if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import playwright, pytest' 2>/dev/null; then
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, pytest, axe_playwright_python" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2
+    "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2 axe-playwright-python==0.1.8
 fi
 
 port=${BROWSER_HTTP_PORT:-18280}

@@ -177,3 +177,53 @@ def test_the_operations_page_shows_the_running_scheduler(new_page):
     time.sleep(5.5)   # a second sample for the chart
     expect(page.locator("#chart polyline")).to_have_count(2)
     shot(page, "ops", full=True)
+
+
+def test_offline_the_saved_list_still_reads_and_resyncs(new_page):
+    page = new_page()
+    sign_up(page, "Traveller")
+    create_from_preset(page, "monthly-last")
+    expect(page.locator("[data-alarm]")).to_have_count(1)
+    page.wait_for_function("navigator.serviceWorker && navigator.serviceWorker.controller !== null || "
+                           "navigator.serviceWorker.ready.then(() => true)")
+    page.reload()   # the service worker now controls the page and has the shell
+    page.wait_for_function("navigator.serviceWorker.controller !== null")
+    page.context.set_offline(True)
+    page.reload()
+    expect(page.locator("[data-alarm]").filter(has_text="Month-end review")).to_be_visible()
+    expect(page.locator("#offline")).to_be_visible()
+    page.context.set_offline(False)
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    expect(page.locator("#offline")).to_be_hidden()
+
+
+def test_accessibility_no_serious_axe_violations(new_page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    page = new_page()
+    page.emulate_media(reduced_motion="reduce")   # no sheet animation half-way through a measurement
+    page.goto(f"{BASE}/app/#/signup")
+    expect(page.get_by_role("button", name="Create account")).to_be_visible()
+    checked = {"signup": axe.run(page)}
+    sign_up(page, "Reader")
+    create_from_preset(page, "monthly-1")
+    expect(page.locator("[data-alarm]")).to_have_count(1)
+    expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
+    checked["list"] = axe.run(page)
+    page.get_by_role("button", name="New alarm").click()
+    checked["create"] = axe.run(page)
+    problems = []
+    for name, result in checked.items():
+        for v in result.response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                problems.append(f"{name}: {v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}")
+    assert not problems, "\n".join(problems)
+    # Keyboard only: the sheet opens on its first preset; Enter picks it, Tab reaches Create.
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-preset='monthly-1']")).to_have_attribute("aria-pressed", "true")
+    for _ in range(7):   # the other five presets, the title, then Create
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Create"
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-alarm]")).to_have_count(2)

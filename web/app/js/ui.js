@@ -30,7 +30,7 @@ export function sheet(title, content) {
   const back = h("div", { class: "sheet-back", onclick: (e) => { if (e.target === back) close(); } }, panel);
   back.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
   document.getElementById("overlay").append(back);
-  (panel.querySelector("button.preset, input, button") || panel).focus();
+  (panel.querySelector("button.preset") || panel.querySelector("input, select, textarea") || panel).focus();
   return close;
 }
 
