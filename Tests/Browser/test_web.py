@@ -227,3 +227,42 @@ def test_accessibility_no_serious_axe_violations(new_page):
     assert page.evaluate("document.activeElement.textContent") == "Create"
     page.keyboard.press("Enter")
     expect(page.locator("[data-alarm]")).to_have_count(2)
+
+
+def test_pause_delete_with_undo_and_settings(new_page):
+    page = new_page()
+    sign_up(page, "Keeper")
+    create_from_preset(page, "quarterly", title="Quarterly taxes")
+    card = page.locator("[data-alarm]").filter(has_text="Quarterly taxes")
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    # Pause: the card says so and sinks to the bottom.
+    card.click()
+    page.get_by_role("button", name="Pause").click()
+    expect(page.get_by_role("button", name="Resume")).to_be_visible()
+    page.goto(f"{BASE}/app/#/alarms")
+    expect(page.locator("[data-alarm]").filter(has_text="Quarterly taxes")).to_contain_text("Paused")
+    # Delete, then undo: it comes back and the server still has it.
+    page.locator("[data-alarm]").filter(has_text="Quarterly taxes").click()
+    page.get_by_role("button", name="Delete").click()
+    expect(page.locator("[data-alarm]")).to_have_count(0)
+    page.locator(".toast").get_by_role("button", name="Undo").click()
+    expect(page.locator("[data-alarm]")).to_have_count(1)
+    time.sleep(6)
+    token = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))["accessToken"]
+    status = page.evaluate("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status)", [alarm_id, token])
+    assert status == 200, status
+    # Delete for good: gone from the server after the undo window.
+    page.locator("[data-alarm]").first.click()
+    page.get_by_role("button", name="Delete").click()
+    expect(page.locator("[data-alarm]")).to_have_count(0)
+    page.wait_for_function("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status === 404)",
+                           arg=[alarm_id, token], timeout=15_000, polling=1000)
+    # Settings: the name and the time zone are saved on the profile.
+    page.goto(f"{BASE}/app/#/settings")
+    page.get_by_label("Name").fill("Keeper Two")
+    page.get_by_label("Time zone").select_option("Asia/Manila")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".toast").filter(has_text="Saved")).to_be_visible()
+    me = page.evaluate("(t) => fetch('/v1/me', {headers: {Authorization: `Bearer ${t}`}}).then(r => r.json())", token)
+    assert me["displayName"] == "Keeper Two" and me["settings"]["timezone"] == "Asia/Manila", me

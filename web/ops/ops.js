@@ -62,6 +62,7 @@ async function poll() {
       $("login").hidden = false; $("status").hidden = true;
       return;
     }
+    if (!r.ok) { $("updated").textContent = `the gateway answered ${r.status}`; return; }
     render(await r.json());
     $("login").hidden = true; $("status").hidden = false;
   } catch (e) { $("updated").textContent = `unreachable: ${e.message}`; }

@@ -100,7 +100,8 @@ final class FireEngine: Service, Sendable {
                 var epochs: [Int: Int64] = [:]
                 for k in batch { epochs[k.partition] = snapshot[k.partition] }
                 let ids = batch.map(\.id)
-                await inFlight.acquire()
+                // Shutting down: the rest stay pending for the next owner.
+                guard await inFlight.acquire() else { break }
                 group.addTask {
                     defer { self.inFlight.release() }
                     await self.fireBatch(ids, owned: epochs, missed: missed)

@@ -22,15 +22,22 @@ async function send(method, path, body, headers = {}) {
   return fetch(path, { method, headers: h, body: payload });
 }
 
-async function refresh() {
-  const s = session.get();
-  if (!s?.refreshToken) return false;
-  const r = await fetch("/v1/auth/refresh", { method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ refreshToken: s.refreshToken }) });
-  if (!r.ok) return false;
-  const next = await r.json();
-  session.set({ ...s, accessToken: next.accessToken, refreshToken: next.refreshToken, user: next.user ?? s.user });
-  return true;
+let refreshing = null;
+
+/** Renews the tokens once for every caller that met a 401 at the same time (a refresh token
+ *  works once: two refreshes with it would end the session). */
+export function refresh() {
+  refreshing ??= (async () => {
+    const s = session.get();
+    if (!s?.refreshToken) return false;
+    const r = await fetch("/v1/auth/refresh", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ refreshToken: s.refreshToken }) });
+    if (!r.ok) return false;
+    const next = await r.json();
+    session.set({ ...s, accessToken: next.accessToken, refreshToken: next.refreshToken, user: next.user ?? s.user });
+    return true;
+  })().finally(() => { setTimeout(() => { refreshing = null; }, 0); });
+  return refreshing;
 }
 
 /** Sends a request; answers the parsed JSON (or null for 204), the Response for `raw`. */

@@ -1,6 +1,6 @@
 // The Chronir web client: hash routes, the shell, the live stream (fires, completion toasts).
 import { api, session } from "./api.js";
-import { listen } from "./live.js";
+import { forgetPosition, listen } from "./live.js";
 import { store } from "./store.js";
 import { toast } from "./ui.js";
 import { authView, onboardingView } from "./views/auth.js";
@@ -10,7 +10,7 @@ import { groupsView, groupView, inviteView } from "./views/groups.js";
 import { paywallView, settingsView } from "./views/account.js";
 
 const view = document.getElementById("view");
-let stopLive = null, cleanup = null;
+let stopLive = null, cleanup = null, generation = 0;
 
 const routes = [
   [/^#\/(signin|signup)$/, (m) => authView(m[1]), false],
@@ -32,17 +32,22 @@ async function route() {
   const [m, fn, needsAuth] = match;
   if (needsAuth && !signed) { sessionStorage.setItem("chronir.after", hash); location.hash = "#/signin"; return; }
   document.getElementById("bar").hidden = !signed;
-  for (const a of document.querySelectorAll(".bar nav a")) a.toggleAttribute("aria-current", hash.startsWith(a.getAttribute("href")));
+  for (const a of document.querySelectorAll(".bar nav a")) {
+    if (hash.startsWith(a.getAttribute("href"))) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  }
   if (signed) startLive();
   cleanup?.();
   cleanup = null;
   document.getElementById("overlay").replaceChildren();   // a sheet belongs to the page it opened on
   view.replaceChildren();
+  const mine = ++generation;   // a slow page that finishes after a later navigation is dropped
   try {
     const result = await fn(m);
+    if (mine !== generation) { result?.cleanup?.(); return; }
     if (result?.node) { view.replaceChildren(result.node); cleanup = result.cleanup; }
     else if (result) view.replaceChildren(result);
   } catch (e) {
+    if (mine !== generation) return;
     view.replaceChildren(Object.assign(document.createElement("p"), { className: "error", textContent: e.message }));
   }
   view.focus({ preventScroll: true });
@@ -52,8 +57,10 @@ function startLive() {
   if (stopLive) return;
   stopLive = listen(async (type, n) => {
     if (type === "alarm_fired") {
-      const alarm = store.alarms.get(n.data?.alarmId) ?? await api("GET", `/v1/alarms/${n.data.alarmId}`).catch(() => null);
-      if (alarm) showFiring(alarm, n);
+      // The current state: a fire replayed after a reconnect that was already completed does not ring again.
+      const alarm = await api("GET", `/v1/alarms/${n.data.alarmId}`).catch(() => store.alarms.get(n.data?.alarmId));
+      const done = alarm?.lastCompletedDate && n.data?.occurrenceAt && new Date(alarm.lastCompletedDate) >= new Date(n.data.occurrenceAt);
+      if (alarm && !done) showFiring(alarm, n);
       store.sync().catch(() => {});
     } else if (type === "alarm_completed") {
       toast(`${n.title} — ${n.body}`);
@@ -67,6 +74,7 @@ function startLive() {
 
 function signedOut() {
   stopLive?.(); stopLive = null;
+  forgetPosition();
   session.clear(); store.clear();
   location.hash = "#/signin";
 }
@@ -77,6 +85,11 @@ window.addEventListener("online", () => { document.getElementById("offline").hid
 window.addEventListener("offline", () => { document.getElementById("offline").hidden = false; });
 store.listeners.add(() => { document.getElementById("offline").hidden = !store.offline; });
 if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
+// Deletes waiting for their undo go out when the page goes away, or at the next start.
+window.addEventListener("pagehide", () => { store.flushDeletes({ all: true }); });
+store.flushDeletes({ all: true });
+// The skip link moves focus without changing the route.
+document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); view.focus(); });
 route();
 
 

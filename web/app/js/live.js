@@ -1,6 +1,6 @@
 // The live stream (GET /v1/me/events, Server-Sent Events) read with fetch so the bearer token
 // goes in a header; reconnects with the last event id, so nothing is missed or repeated.
-import { session } from "./api.js";
+import { refresh, session } from "./api.js";
 
 export function listen(onEvent, onState = () => {}) {
   let stopped = false, lastId = sessionStorage.getItem("chronir.lastEventId") || "", controller;
@@ -12,7 +12,11 @@ export function listen(onEvent, onState = () => {}) {
         if (!s?.accessToken) return;
         const url = "/v1/me/events" + (lastId ? `?lastEventId=${encodeURIComponent(lastId)}` : "");
         const r = await fetch(url, { headers: { Authorization: `Bearer ${s.accessToken}`, Accept: "text/event-stream" }, signal: controller.signal });
-        if (r.status === 401) { window.dispatchEvent(new Event("chronir:token-expired")); await wait(2000); continue; }
+        if (r.status === 401) {
+          if (await refresh().catch(() => false)) continue;
+          window.dispatchEvent(new Event("chronir:signed-out"));
+          return;
+        }
         if (!r.ok || !r.body) throw new Error(`live stream: HTTP ${r.status}`);
         onState("open");
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -48,5 +52,8 @@ export function listen(onEvent, onState = () => {}) {
   run();
   return () => { stopped = true; controller?.abort(); };
 }
+
+/** Forgets where the stream stood (sign-out: the next user starts from their own inbox). */
+export function forgetPosition() { sessionStorage.removeItem("chronir.lastEventId"); }
 
 const wait = (ms) => new Promise((r) => setTimeout(r, ms));

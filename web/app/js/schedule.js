@@ -5,6 +5,20 @@ export const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "U
 export const zones = () => [...new Set([zone(), "UTC", ...(Intl.supportedValuesOf?.("timeZone") || [])])];
 const pad = (n) => String(n).padStart(2, "0");
 export const localMidnight = (date = new Date()) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).toISOString();
+/** The instant a `YYYY-MM-DD` day starts in time zone `tz` (the server reads a schedule's start
+ *  day in the schedule's own zone). */
+export function midnightIn(day, tz) {
+  const [y, m, d] = day.split("-").map(Number);
+  const wall = Date.UTC(y, m - 1, d);
+  const offset = (t) => {
+    const p = Object.fromEntries(new Intl.DateTimeFormat("en-US", { timeZone: tz, hourCycle: "h23", year: "numeric", month: "2-digit",
+      day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" }).formatToParts(t).map((x) => [x.type, x.value]));
+    return Date.UTC(+p.year, +p.month - 1, +p.day, +p.hour, +p.minute, +p.second) - t;
+  };
+  let t = wall - offset(wall);
+  t = wall - offset(t);   // again, for a day that starts across a DST change
+  return new Date(t).toISOString();
+}
 export const isoDay = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 
 const base = (type, time = "09:00") => ({ type, timeOfDay: time, timezone: zone(), startDate: localMidnight() });
@@ -26,7 +40,8 @@ export function presets(now = new Date()) {
 
 /** A schedule from the detailed form's values. */
 export function fromForm(v) {
-  const s = { type: v.type, timeOfDay: v.time || "09:00", timezone: v.timezone || zone(), startDate: v.startDate ? new Date(`${v.startDate}T00:00`).toISOString() : localMidnight() };
+  const tz = v.timezone || zone();
+  const s = { type: v.type, timeOfDay: v.time || "09:00", timezone: tz, startDate: midnightIn(v.startDate || isoDay(new Date()), tz) };
   if (v.interval && Number(v.interval) > 1 && ["weekly", "monthly", "annual"].includes(v.type)) s.interval = Number(v.interval);
   switch (v.type) {
     case "weekly": s.daysOfWeek = v.days?.length ? v.days.map(Number) : [1]; break;

@@ -1,8 +1,9 @@
 // The signed-in user's alarms, kept in memory and in localStorage so the list reads offline,
 // and brought up to date through the delta feed (GET /v1/alarms?since=cursor).
-import { api } from "./api.js";
+import { api, session } from "./api.js";
 
-const ALARMS = "chronir.alarms", CURSOR = "chronir.feedCursor", ME = "chronir.me";
+const ALARMS = "chronir.alarms", CURSOR = "chronir.feedCursor", ME = "chronir.me", PENDING = "chronir.pendingDeletes";
+const pending = () => JSON.parse(localStorage.getItem(PENDING) || "{}");
 
 export const store = {
   me: JSON.parse(localStorage.getItem(ME) || "null"),
@@ -17,7 +18,7 @@ export const store = {
     localStorage.setItem(CURSOR, this.cursor);
     if (this.me) localStorage.setItem(ME, JSON.stringify(this.me));
   },
-  clear() { for (const k of [ALARMS, CURSOR, ME]) localStorage.removeItem(k); this.alarms.clear(); this.cursor = "0"; this.me = null; },
+  clear() { for (const k of [ALARMS, CURSOR, ME, PENDING]) localStorage.removeItem(k); this.alarms.clear(); this.cursor = "0"; this.me = null; },
 
   async loadMe() { this.me = await api("GET", "/v1/me"); this.save(); return this.me; },
 
@@ -27,7 +28,8 @@ export const store = {
       for (let page = 0; page < 50; page++) {
         const r = await api("GET", `/v1/alarms?since=${encodeURIComponent(this.cursor)}`);
         for (const c of r.changes) {
-          if (c.deleted || !c.alarm || c.alarm.deletedAt) this.alarms.delete(c.id); else this.alarms.set(c.id, c.alarm);
+          if (c.deleted || !c.alarm || c.alarm.deletedAt) this.alarms.delete(c.id);
+          else if (!(c.id in pending())) this.alarms.set(c.id, c.alarm);   // a delete waiting for its undo stays hidden
         }
         this.cursor = r.nextCursor;
         if (!r.hasMore) break;
@@ -39,6 +41,32 @@ export const store = {
       this.offline = true;   // no network: keep what was saved
     }
     this.changed();
+  },
+
+  /** Deletes an alarm after `ms` unless ``undoDelete`` comes first; a page closed meanwhile
+   *  sends it as it goes (or at the next start), so the delete is never lost. */
+  deleteLater(alarm, ms = 5000) {
+    localStorage.setItem(PENDING, JSON.stringify({ ...pending(), [alarm.id]: { version: alarm.version, due: Date.now() + ms } }));
+    this.remove(alarm.id);
+    setTimeout(() => this.flushDeletes(), ms + 50);
+  },
+  undoDelete(alarm) {
+    const p = pending(); delete p[alarm.id]; localStorage.setItem(PENDING, JSON.stringify(p));
+    this.put(alarm);
+  },
+  /** Sends the deletes that are due (all of them when the page goes away). */
+  async flushDeletes({ all = false } = {}) {
+    const token = session.get()?.accessToken;
+    if (!token) return;
+    for (const [id, d] of Object.entries(pending())) {
+      if (!all && d.due > Date.now()) continue;
+      try {
+        const r = await fetch(`/v1/alarms/${encodeURIComponent(id)}`, { method: "DELETE", keepalive: true,
+          headers: { Authorization: `Bearer ${token}`, "If-Match": `"${d.version}"` } });
+        if (r.ok || r.status === 404 || r.status === 409) { const p = pending(); delete p[id]; localStorage.setItem(PENDING, JSON.stringify(p)); }
+        if (r.status === 409) this.sync().catch(() => {});   // changed elsewhere meanwhile: show it again
+      } catch { /* offline: kept for the next start */ }
+    }
   },
 
   put(alarm) { if (alarm.deletedAt) this.alarms.delete(alarm.id); else this.alarms.set(alarm.id, alarm); this.save(); this.changed(); },

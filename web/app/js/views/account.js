@@ -37,12 +37,12 @@ export async function settingsView() {
   const me = await store.loadMe();
   const err = h("p", { class: "error", role: "alert" });
   const name = h("input", { name: "displayName", value: me.displayName, maxlength: 80, required: true });
-  const tz = h("select", { name: "timezone" }, ...[...new Set([me.timezone, ...zones()])].map((z) => h("option", { value: z, selected: z === me.timezone }, z)));
+  const tz = h("select", { name: "timezone" }, ...[...new Set([me.settings?.timezone, ...zones()].filter(Boolean))].map((z) => h("option", { value: z, selected: z === me.settings?.timezone }, z)));
   const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
   return h("section", { class: "stack" },
     h("h1", {}, "Settings"),
     h("p", {}, `${me.email || "anonymous account"} · `, h("strong", {}, me.tier), " · ", h("a", { href: "#/upgrade" }, "Plans")),
-    h("form", { class: "stack card", onsubmit: (e) => { e.preventDefault(); act(async () => { store.me = await api("PATCH", "/v1/me", { displayName: name.value, timezone: tz.value }); store.save(); toast("Saved"); }); } },
+    h("form", { class: "stack card", onsubmit: (e) => { e.preventDefault(); act(async () => { store.me = await api("PATCH", "/v1/me", { displayName: name.value, settings: { timezone: tz.value } }); store.save(); toast("Saved"); }); } },
       field("Name", name), field("Time zone", tz), h("button", { class: "btn btn-primary", type: "submit" }, "Save")),
     err,
     h("div", { class: "row" },

@@ -51,7 +51,9 @@ export async function listView() {
   return { node, cleanup: () => { clearInterval(tick); clearInterval(resync); store.listeners.delete(paint); } };
 }
 
-async function create(body, close, err) {
+async function create(body, close, err, button) {
+  if (button) button.disabled = true;   // one tap, one alarm (and the id makes a retry idempotent)
+  body.id ??= Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
   try {
     const alarm = await api("POST", "/v1/alarms", body);
     store.put(alarm);
@@ -67,6 +69,7 @@ async function create(body, close, err) {
       return null;
     }
     err.textContent = errorText(e);
+    if (button) button.disabled = false;
     return null;
   }
 }
@@ -87,7 +90,7 @@ export function openCreate() {
   const close = sheet("New alarm", h("form", { class: "stack", onsubmit: async (e) => {
     e.preventDefault();
     if (!chosen) return;
-    await create({ title: title.value.trim() || chosen.title, schedule: chosen.schedule }, close, err);
+    await create({ title: title.value.trim() || chosen.title, schedule: chosen.schedule }, close, err, save);
   } },
     h("div", { class: "presets", role: "group", "aria-label": "Presets" }, buttons),
     field("Title", title), err,
@@ -147,7 +150,7 @@ export function openDetailed() {
     const v = formValues(form);
     const body = { title: v.title, schedule: fromForm(v) };
     if (paid()) { body.preAlarmOffsets = v.offsets; if (v.note) body.note = v.note; }
-    await create(body, close, err);
+    await create(body, close, err, form.querySelector("button[type=submit]"));
   } }, field("Title", h("input", { name: "title", required: true, maxlength: 100 })), scheduleFields(), extraFields(), err,
     h("button", { class: "btn btn-primary", type: "submit" }, "Create"));
   const close = sheet("New alarm — every option", form);
@@ -211,11 +214,9 @@ export async function detailView(id) {
   }
 
   function remove() {
-    store.remove(a.id);
+    store.deleteLater(a);
     location.hash = "#/alarms";
-    let undone = false;
-    toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => { undone = true; store.put(a); } });
-    setTimeout(() => { if (!undone) api("DELETE", `/v1/alarms/${a.id}`, undefined, { headers: { "If-Match": `"${a.version}"` } }).catch((e) => { store.put(a); toast(errorText(e)); }); }, 5000);
+    toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => store.undoDelete(a) });
   }
 
   async function invite() {
@@ -239,7 +240,9 @@ export async function detailView(id) {
     h("div", { class: "row" },
       h("button", { class: "btn btn-primary", onclick: () => act(async () => {
         const c = await api("POST", `/v1/alarms/${a.id}/completions`, { status: "completed" });
-        toast(`Done — ${formatDate(c.scheduledDate)}`); a = await api("GET", `/v1/alarms/${a.id}`); store.put(a); loadHistory();
+        toast(`Done — ${formatDate(c.completion?.scheduledDate)}`);
+        if (c.alarm) store.put(c.alarm);
+        loadHistory();
       }) }, "Mark done"),
       mine ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,
       mine ? h("button", { class: "btn", onclick: edit }, "Edit") : null,

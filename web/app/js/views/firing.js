@@ -23,13 +23,27 @@ function tone() {
   } catch { return () => {}; }
 }
 
+const queue = [];
+
+/** Shows the firing screen; a fire arriving while another rings waits its turn. */
 export function showFiring(alarm, notification) {
-  current?.close();
+  if (current) {
+    if (current.alarmId !== alarm.id && !queue.some((q) => q.alarm.id === alarm.id)) queue.push({ alarm, notification });
+    return;
+  }
+  ring(alarm, notification);
+}
+
+function ring(alarm, notification) {
   const occurrenceAt = notification.data?.occurrenceAt;
   const firedAt = Date.now();
   const stop = tone();
   const err = h("p", { role: "alert" });
-  const close = () => { stop(); screen.remove(); current = null; document.title = "Chronir"; };
+  const close = () => {
+    stop(); screen.remove(); current = null; document.title = "Chronir";
+    const next = queue.shift();
+    if (next) ring(next.alarm, next.notification);
+  };
   const slider = h("input", { type: "range", min: 0, max: 100, value: 0, "aria-label": "Slide to complete", "aria-valuetext": "Slide right to complete" });
   const done = async () => {
     slider.disabled = true;
@@ -75,5 +89,5 @@ export function showFiring(alarm, notification) {
   document.body.append(screen);
   document.title = `⏰ ${alarm.title}`;
   slider.focus();
-  current = { close };
+  current = { close, alarmId: alarm.id };
 }

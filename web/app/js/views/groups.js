@@ -6,7 +6,7 @@ import { h, toast, sheet, field, errorText } from "../ui.js";
 export async function groupsView() {
   const err = h("p", { class: "error", role: "alert" });
   const { groups } = await api("GET", "/v1/groups");
-  const name = h("input", { name: "name", required: true, maxlength: 60 });
+  const name = h("input", { name: "name", required: true, maxlength: 50 });
   return h("section", { class: "stack" },
     h("h1", {}, "Groups"),
     groups.length ? h("ul", { class: "list" }, ...groups.map((g) => h("li", {},
@@ -35,8 +35,8 @@ export async function groupView(id) {
       h("tbody", {}, ...members.map((m) => h("tr", {}, h("td", {}, m.displayName), h("td", {}, m.role),
         h("td", {}, canManage && m.role !== "owner" && m.uid !== store.me?.uid
           ? h("div", { class: "row" },
-              h("button", { class: "btn", onclick: () => act(async () => { await api("PATCH", `/v1/groups/${id}/members/${m.uid}`, { role: m.role === "admin" ? "member" : "admin" }); location.reload(); }) },
-                m.role === "admin" ? "Make member" : "Make admin"),
+              me.role === "owner" ? h("button", { class: "btn", onclick: () => act(async () => { await api("PATCH", `/v1/groups/${id}/members/${m.uid}`, { role: m.role === "admin" ? "member" : "admin" }); location.reload(); }) },
+                m.role === "admin" ? "Make member" : "Make admin") : null,
               h("button", { class: "btn btn-danger", onclick: () => act(async () => { await api("DELETE", `/v1/groups/${id}/members/${m.uid}`); location.reload(); }) }, "Remove"))
           : ""))))),
     err,
@@ -82,6 +82,6 @@ export async function inviteView(code) {
           location.hash = inv.type === "group" ? `#/groups/${encodeURIComponent(inv.referenceId)}` : "#/alarms";
         } catch (e) { err.textContent = errorText(e); }
       } }, "Accept"),
-      h("button", { class: "btn", onclick: async () => { try { await api("POST", `/v1/invitations/${encodeURIComponent(code)}/decline`); location.hash = "#/alarms"; } catch (e) { err.textContent = errorText(e); } } }, "Decline")),
+      inv.inviteeEmail ? h("button", { class: "btn", onclick: async () => { try { await api("POST", `/v1/invitations/${encodeURIComponent(code)}/decline`); location.hash = "#/alarms"; } catch (e) { err.textContent = errorText(e); } } }, "Decline") : null),
     err);
 }
