@@ -260,7 +260,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
                            arg=[alarm_id, token], timeout=15_000, polling=1000)
     # Settings: the name and the time zone are saved on the profile.
     page.goto(f"{BASE}/app/#/settings")
-    page.get_by_label("Name").fill("Keeper Two")
+    page.get_by_label("Name", exact=True).fill("Keeper Two")
     page.get_by_label("Time zone").select_option("Asia/Manila")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".toast").filter(has_text="Saved")).to_be_visible()
