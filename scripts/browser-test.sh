@@ -16,15 +16,23 @@ if ! command -v chromium >/dev/null; then
     $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 venv=.run/browser-venv
-if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, pytest, axe_playwright_python" 2>/dev/null; then
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, pytest, axe_playwright_python, cryptography" 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2 axe-playwright-python==0.1.8
+    "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2 axe-playwright-python==0.1.8 cryptography==46.0.3
 fi
 
 port=${BROWSER_HTTP_PORT:-18280}
 export CHRONIR_OPS_TOKEN=${CHRONIR_OPS_TOKEN:-$(openssl rand -hex 16)}
 . scripts/suite-start.sh
-suite_start CHRONIR_PG_PORT="${BROWSER_PG_PORT:-55436}" CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000
+# Sign in with Apple and Google against the local stand-in (Tests/Browser/fake_identity.py),
+# which the tests start on this port.
+idp="http://127.0.0.1:${CHRONIR_FAKE_IDP_PORT:=18291}"
+export CHRONIR_FAKE_IDP_PORT
+suite_start CHRONIR_PG_PORT="${BROWSER_PG_PORT:-55436}" CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000 \
+    CHRONIR_APPLE_JWKS_URL="$idp/apple/keys" CHRONIR_APPLE_AUDIENCES=com.chronir.web CHRONIR_WEB_APPLE_CLIENT_ID=com.chronir.web \
+    CHRONIR_APPLE_AUTHORIZE_URL="$idp/apple/authorize" \
+    CHRONIR_GOOGLE_JWKS_URL="$idp/google/keys" CHRONIR_GOOGLE_AUDIENCES=chronir-web.apps.googleusercontent.com \
+    CHRONIR_WEB_GOOGLE_CLIENT_ID=chronir-web.apps.googleusercontent.com CHRONIR_GOOGLE_AUTHORIZE_URL="$idp/google/authorize"
 
 export CHRONIR_WEB_URL="http://127.0.0.1:$port" CHRONIR_CHROMIUM=$(command -v chromium)
 export CHRONIR_CTL="$(swift build --show-bin-path)/chronirctl" CHRONIR_BUS_KEYS=$root/.run/keys

@@ -67,3 +67,14 @@ def reload_me(page):
     """Makes the app read the profile again (after an operator changed the tier)."""
     page.evaluate("localStorage.removeItem('chronir.me')")
     page.reload()
+
+
+@pytest.fixture(scope="session")
+def identity():
+    """The local Apple and Google sign-in stand-in the suite was started against
+    (scripts/browser-test.sh points the accounts service and the gateway at its port)."""
+    from fake_identity import FakeIdentityProviders
+
+    providers = FakeIdentityProviders(int(os.environ.get("CHRONIR_FAKE_IDP_PORT", "18291"))).start()
+    yield providers
+    providers.stop()

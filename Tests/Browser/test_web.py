@@ -81,6 +81,12 @@ def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
     card = page.locator("[data-alarm]").filter(has_text="Take the bins out")
     expect(card).to_be_visible()
     alarm_id = card.get_attribute("data-alarm")
+    # An accountability policy with no free snooze: the firing screen shows the first one's price.
+    token = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))["accessToken"]
+    status = page.evaluate("""(a) => fetch(`/v1/alarms/${a[0]}/snooze-policy`, {method: 'PUT',
+        headers: {Authorization: `Bearer ${a[1]}`, 'Content-Type': 'application/json'},
+        body: JSON.stringify({enabled: true, freeSnoozes: 0})}).then(r => r.status)""", [alarm_id, token])
+    assert status == 200
     firing = page.locator(".firing")
     expect(firing).to_be_visible(timeout=(due - dt.datetime.now(dt.timezone.utc)).total_seconds() * 1000 + 30_000)
     appeared = dt.datetime.now(dt.timezone.utc)
@@ -88,7 +94,12 @@ def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
     assert appeared <= due + dt.timedelta(seconds=10), f"the firing screen came at {appeared}, long after {due}"
     expect(firing).to_contain_text("Take the bins out")
     expect(firing.get_by_role("button", name="Snooze 1 day")).to_be_visible()   # Plus: longer snoozes
+    expect(firing.get_by_role("button", name="Snooze 10 min")).to_contain_text("$0.99")   # paid, priced before any 402
     shot(page, "firing")
+    # A modal alarm: Tab cycles inside it.
+    for _ in range(9):
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.querySelector('.firing').contains(document.activeElement)")
     slider = firing.get_by_label("Slide to complete")
     slider.focus()
     page.keyboard.press("End")
@@ -266,3 +277,33 @@ def test_pause_delete_with_undo_and_settings(new_page):
     expect(page.locator(".toast").filter(has_text="Saved")).to_be_visible()
     me = page.evaluate("(t) => fetch('/v1/me', {headers: {Authorization: `Bearer ${t}`}}).then(r => r.json())", token)
     assert me["displayName"] == "Keeper Two" and me["settings"]["timezone"] == "Asia/Manila", me
+
+
+def test_sign_in_with_apple_and_google_by_their_redirect_flows(new_page, identity):
+    # Apple: the button leaves for the provider, whose form posts back to /oauth/callback.
+    page = new_page()
+    page.goto(f"{BASE}/app/#/signup")
+    page.get_by_role("button", name="Continue with Apple").click()
+    page.get_by_role("button", name="Continue as Ada").click()
+    page.wait_for_url("**/app/#/welcome")
+    assert "id_token" not in page.url
+    s = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))
+    assert s["user"]["displayName"] == "Ada Apple"
+    provider, q = identity.requests[-1]
+    assert provider == "apple" and q["response_mode"] == "form_post" and q["redirect_uri"].endswith("/oauth/callback")
+    assert re.fullmatch(r"[0-9a-f]{64}", q["nonce"]), "Apple is sent the SHA-256 of the nonce"
+    shot(page, "signin-apple-welcome")
+    # Google: the answer comes back in the fragment, through a redirect that keeps it.
+    page = new_page()
+    page.goto(f"{BASE}/app/#/signin")
+    page.get_by_role("button", name="Continue with Google").click()
+    page.get_by_role("link", name="Continue as Gia").click()
+    page.wait_for_url("**/app/#/welcome")
+    s = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))
+    assert s["user"]["displayName"] == "Gia Google"
+    assert identity.requests[-1][0] == "google"
+    # An answer this page did not ask for is refused, and nobody is signed in.
+    page = new_page()
+    page.goto(f"{BASE}/app/#id_token=forged&state=forged")
+    expect(page.get_by_role("alert")).to_contain_text("did not start here")
+    assert page.evaluate("localStorage.getItem('chronir.session')") is None

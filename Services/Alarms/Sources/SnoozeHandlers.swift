@@ -22,6 +22,7 @@ struct SnoozeHandlers: Sendable {
 
     func register(into router: inout RPCRouter) {
         router.on(AlarmsMethods.Snooze.self) { req, ctx in try await snooze(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.SnoozeOptions.self) { req, ctx in try await options(req, actor: try ctx.requireActor()) }
     }
 
     /// Billing's answer for an accountability policy; nil when billing cannot be reached (the
@@ -34,6 +35,31 @@ struct SnoozeHandlers: Sendable {
             store.logger.warning("snooze policy unknown (billing unreachable); the usual limit applies", metadata: ["error": "\(error)"])
             return nil
         }
+    }
+
+    /// The next snooze of the alarm's pending occurrence as ``snooze(_:actor:)`` would judge it,
+    /// without taking it: the lengths of the caller's tier, the count so far, the limit and, under
+    /// an accountability policy, the price of the next one when it is paid.
+    func options(_ req: AlarmsMethods.SnoozeOptions.Request, actor: String) async throws -> AlarmsMethods.SnoozeOptions.Response {
+        let (alarm, tier, count): (Alarm, Tier, Int) = try await store.database.transaction { c in
+            guard let a = try await store.load(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
+                throw AlarmHandlers.notFound(req.alarmId)
+            }
+            let tier = try await store.tier(of: actor, on: c)
+            guard let occurrence = a.nextFireDate else { return (a, tier, 0) }
+            let count = try await c.query("SELECT count FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(occurrence)",
+                                          logger: store.logger).first(Int32.self).map(Int.init) ?? 0
+            return (a, tier, count)
+        }
+        let minutes = (tier < .plus ? Self.freeMinutes : Self.plusMinutes).sorted()
+        guard alarm.isActive, !alarm.isPaused, let occurrence = alarm.nextFireDate else {
+            return .init(occurrenceAt: nil, snoozeCount: 0, maxSnoozes: Self.maxConsecutive, minutes: minutes, available: false, costCents: nil, productId: nil)
+        }
+        let allowance = await allowance(alarm: alarm.id, occurrence: occurrence, user: actor, number: count + 1)
+        let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
+        let paid = allowance.flatMap { $0.allowed ? nil : $0 }
+        return .init(occurrenceAt: occurrence, snoozeCount: count, maxSnoozes: limit, minutes: minutes, available: count < limit,
+                     costCents: count < limit ? paid?.costCents : nil, productId: count < limit ? paid?.productId : nil)
     }
 
     func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {

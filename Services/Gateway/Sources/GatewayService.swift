@@ -34,6 +34,7 @@ public enum GatewayService {
         let recent = RecentErrors()
         router.add(middleware: ErrorMiddleware(allowed: allowed, recent: recent))
         AuthRoutes.add(to: router, gateway: gateway)
+        WebSignIn.add(to: router, signIn: try WebSignIn.from(env))
         MeRoutes.add(to: router, gateway: gateway)
         ExportRoutes.add(to: router, gateway: gateway)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: env.optional("CHRONIR_PUBLIC_URL"))

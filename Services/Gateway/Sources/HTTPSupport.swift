@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import Messaging
 import NIOCore
+import ServiceKit
+import Tracing
 
 /// JSON in and out of the HTTP API.
 enum HTTPSupport {
@@ -99,7 +101,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     private func fail(_ error: ServiceError, _ request: Request, headers: HTTPFields = [:]) -> Response {
         if error.code.httpStatus >= 500 {
             recent.record(.init(at: Date(), method: request.method.rawValue, path: request.uri.path, status: error.code.httpStatus,
-                                code: error.code.rawValue, message: error.message, traceId: nil))
+                                code: error.code.rawValue, message: error.message, traceId: ServiceContext.current?.traceIdentity?.traceID))
         }
         return HTTPSupport.error(error, headers: headers)
     }

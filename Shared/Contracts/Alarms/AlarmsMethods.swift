@@ -124,4 +124,48 @@ extension AlarmsMethods {
         }
         public static let type = "alarms.snooze"
     }
+
+    /// What snoozing the alarm's current occurrence would be, asked before snoozing (the firing
+    /// screen shows a paid snooze's price on its buttons rather than meeting a 402).
+    public struct SnoozeOptions: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var alarmId: String
+            public init(alarmId: String) { self.alarmId = alarmId }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// The occurrence a snooze applies to (the pending one), nil when there is none.
+            public var occurrenceAt: Date?
+            /// Snoozes of that occurrence so far.
+            public var snoozeCount: Int
+            /// Snoozes allowed per occurrence (3, or 5 under an accountability policy).
+            public var maxSnoozes: Int
+            /// Lengths the caller's tier may choose, in minutes.
+            public var minutes: [Int]
+            /// Whether one more snooze is possible at all now.
+            public var available: Bool
+            /// Set when the next snooze is paid: its price and the consumable that buys it.
+            public var costCents: Int?
+            public var productId: String?
+            public init(occurrenceAt: Date?, snoozeCount: Int, maxSnoozes: Int, minutes: [Int], available: Bool, costCents: Int?, productId: String?) {
+                self.occurrenceAt = occurrenceAt
+                self.snoozeCount = snoozeCount
+                self.maxSnoozes = maxSnoozes
+                self.minutes = minutes
+                self.available = available
+                self.costCents = costCents
+                self.productId = productId
+            }
+            public func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(occurrenceAt, forKey: .occurrenceAt)
+                try c.encode(snoozeCount, forKey: .snoozeCount)
+                try c.encode(maxSnoozes, forKey: .maxSnoozes)
+                try c.encode(minutes, forKey: .minutes)
+                try c.encode(available, forKey: .available)
+                try c.encode(costCents, forKey: .costCents)
+                try c.encode(productId, forKey: .productId)
+            }
+        }
+        public static let type = "alarms.snooze-options"
+    }
 }

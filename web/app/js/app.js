@@ -3,6 +3,7 @@ import { api, session } from "./api.js";
 import { forgetPosition, listen } from "./live.js";
 import { store } from "./store.js";
 import { toast } from "./ui.js";
+import { finish as finishProviderSignIn, isCallback } from "./oauth.js";
 import { authView, onboardingView } from "./views/auth.js";
 import { listView, detailView } from "./views/alarms.js";
 import { showFiring } from "./views/firing.js";
@@ -90,6 +91,23 @@ window.addEventListener("pagehide", () => { store.flushDeletes({ all: true }); }
 store.flushDeletes({ all: true });
 // The skip link moves focus without changing the route.
 document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); view.focus(); });
-route();
+
+// Back from Apple or Google: finish the sign-in, then the list (or onboarding the first time).
+async function boot() {
+  if (isCallback()) {
+    try {
+      await finishProviderSignIn();
+      store.clear();
+      await store.loadMe();
+      const after = sessionStorage.getItem("chronir.after");
+      sessionStorage.removeItem("chronir.after");
+      history.replaceState(null, "", `${location.pathname}${after || (localStorage.getItem("chronir.onboarded") ? "#/alarms" : "#/welcome")}`);
+    } catch (e) {
+      sessionStorage.setItem("chronir.authError", e.code ? `${e.message} (${e.code})` : e.message);
+    }
+  }
+  route();
+}
+boot();
 
 

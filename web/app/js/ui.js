@@ -22,14 +22,40 @@ export function toast(text, { action, onAction, ms = 5000 } = {}) {
   return box;
 }
 
+const focusable = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/**
+ * Keeps Tab and Shift+Tab inside `box` (a modal dialog) and gives focus back to what held it
+ * before when the returned function is called.
+ */
+export function trapFocus(box) {
+  const before = document.activeElement;
+  const onKey = (e) => {
+    if (e.key !== "Tab") return;
+    const items = [...box.querySelectorAll(focusable)].filter((el) => el.offsetParent !== null || el === document.activeElement);
+    if (!items.length) { e.preventDefault(); return; }
+    const first = items[0], last = items[items.length - 1];
+    if (!box.contains(document.activeElement)) { e.preventDefault(); first.focus(); }
+    else if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus(); }
+    else if (!e.shiftKey && document.activeElement === last) { e.preventDefault(); first.focus(); }
+  };
+  document.addEventListener("keydown", onKey, true);
+  return () => {
+    document.removeEventListener("keydown", onKey, true);
+    if (before && before.isConnected && typeof before.focus === "function") before.focus();
+  };
+}
+
 export function sheet(title, content) {
-  const close = () => back.remove();
+  let release = () => {};
+  const close = () => { back.remove(); release(); };
   const panel = h("div", { class: "sheet", role: "dialog", "aria-modal": "true", "aria-label": title },
     h("div", { class: "row" }, h("h2", { style: "margin:0;flex:1" }, title), h("button", { class: "btn", onclick: close, "aria-label": "Close" }, "✕")),
     content);
   const back = h("div", { class: "sheet-back", onclick: (e) => { if (e.target === back) close(); } }, panel);
   back.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
   document.getElementById("overlay").append(back);
+  release = trapFocus(panel);
   (panel.querySelector("button.preset") || panel.querySelector("input, select, textarea") || panel).focus();
   return close;
 }

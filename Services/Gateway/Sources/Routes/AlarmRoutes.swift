@@ -74,6 +74,11 @@ enum AlarmRoutes {
             let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
             return try await g.forward(g.clients.alarms, AlarmsMethods.Snooze.type, payload: payload, caller: caller)
         }
+        router.get("/v1/alarms/:id/snooze") { request, context in
+            let caller = try await g.caller(request)
+            let ref = AlarmsMethods.SnoozeOptions.Request(alarmId: try context.parameters.require("id"))
+            return try await g.forward(g.clients.alarms, AlarmsMethods.SnoozeOptions.type, payload: JSONCoding.encode(ref), caller: caller)
+        }
         router.get("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             return try await g.forward(g.clients.alarms, AlarmsMethods.Completions.type,

@@ -3,10 +3,20 @@ import { api, signedIn } from "../api.js";
 import { store } from "../store.js";
 import { zone } from "../schedule.js";
 import { h, field, errorText } from "../ui.js";
+import { providers, start } from "../oauth.js";
 
 export function authView(mode) {
   const up = mode === "signup";
-  const err = h("p", { class: "error", role: "alert" });
+  const err = h("p", { class: "error", role: "alert" }, sessionStorage.getItem("chronir.authError") || "");
+  sessionStorage.removeItem("chronir.authError");
+  // Apple and Google, when this server is configured for them.
+  const others = h("div", { class: "stack", "aria-label": "Other ways to sign in", role: "group" });
+  providers().then((list) => {
+    const names = { apple: "Continue with Apple", google: "Continue with Google" };
+    others.replaceChildren(...list.filter((p) => names[p.name]).map((p) =>
+      h("button", { class: "btn", type: "button", "data-provider": p.name, onclick: () => start(p).catch((e) => { err.textContent = errorText(e); }) }, names[p.name])));
+    if (list.length) others.append(h("p", { class: "muted", style: "text-align:center" }, "or with your email"));
+  });
   const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true });
   const password = h("input", { type: "password", name: "password", autocomplete: up ? "new-password" : "current-password", required: true, minlength: up ? 8 : null });
   const name = h("input", { type: "text", name: "displayName", autocomplete: "name", required: true, maxlength: 80 });
@@ -31,6 +41,7 @@ export function authView(mode) {
   return h("section", {},
     h("h1", {}, up ? "Never miss the things that come once a month" : "Welcome back"),
     h("p", { class: "muted" }, "Chronir keeps long-cycle alarms — rent, renewals, filters, check-ups — and rings until you mark them done."),
+    others,
     form,
     h("p", {}, up ? "Have an account? " : "New here? ", h("a", { href: up ? "#/signin" : "#/signup" }, up ? "Sign in" : "Create an account")));
 }

@@ -2,26 +2,10 @@
 // durations the tier allows (a paid accountability snooze shows its price).
 import { api } from "../api.js";
 import { store } from "../store.js";
-import { h, toast, errorText } from "../ui.js";
+import { h, toast, errorText, trapFocus } from "../ui.js";
+import { audible, ring as tone, unlock } from "../sound.js";
 
 let current = null;
-
-function tone() {
-  try {
-    const ctx = new (window.AudioContext || window.webkitAudioContext)();
-    const beep = () => {
-      const o = ctx.createOscillator(), g = ctx.createGain();
-      o.frequency.value = 880; o.connect(g); g.connect(ctx.destination);
-      g.gain.setValueAtTime(0.0001, ctx.currentTime);
-      g.gain.exponentialRampToValueAtTime(0.3, ctx.currentTime + 0.02);
-      g.gain.exponentialRampToValueAtTime(0.0001, ctx.currentTime + 0.45);
-      o.start(); o.stop(ctx.currentTime + 0.5);
-    };
-    beep();
-    const timer = setInterval(beep, 1000);
-    return () => { clearInterval(timer); ctx.close().catch(() => {}); };
-  } catch { return () => {}; }
-}
 
 const queue = [];
 
@@ -40,7 +24,7 @@ function ring(alarm, notification) {
   const stop = tone();
   const err = h("p", { role: "alert" });
   const close = () => {
-    stop(); screen.remove(); current = null; document.title = "Chronir";
+    stop(); release(); screen.remove(); current = null; document.title = "Chronir";
     const next = queue.shift();
     if (next) ring(next.alarm, next.notification);
   };
@@ -64,18 +48,31 @@ function ring(alarm, notification) {
   slider.addEventListener("change", () => { if (Number(slider.value) < 95) slider.value = 0; });
   slider.addEventListener("keydown", (e) => { if (e.key === "Enter") done(); });
 
-  const minutes = store.me?.tier && store.me.tier !== "free" ? [10, 60, 1440, 10080] : [10, 60];
   const label = (m) => (m < 60 ? `${m} min` : m < 1440 ? "1 hour" : m < 10080 ? "1 day" : "1 week");
+  const price = (cents) => `$${(cents / 100).toFixed(2)}`;
   const snooze = async (m) => {
     try {
       const r = await api("POST", `/v1/alarms/${alarm.id}/snooze`, { minutes: m });
       close();
       toast(`Snoozed until ${new Date(r.refireAt).toLocaleTimeString()}`);
     } catch (e) {
-      if (e.code === "CA029") err.textContent = `This snooze costs $${(e.details?.costCents / 100).toFixed(2)} (${e.details?.productId}); buy it in the app to go on.`;
+      if (e.code === "CA029") err.textContent = `This snooze costs ${price(e.details?.costCents)} (${e.details?.productId}); buy it in the app to go on.`;
       else err.textContent = errorText(e);
     }
   };
+  // The snooze buttons: the tier's lengths at once, then what the server says the next snooze
+  // is (a paid one carries its price; none left disables them).
+  const snoozes = h("div", { class: "snoozes", role: "group", "aria-label": "Snooze" });
+  const paintSnoozes = (o) => {
+    snoozes.replaceChildren(...o.minutes.map((m) => h("button", { class: "btn", disabled: !o.available, "data-minutes": m, onclick: () => snooze(m) },
+      `Snooze ${label(m)}` + (o.available && o.costCents ? ` · ${price(o.costCents)}` : ""))));
+    if (!o.available) snoozes.append(h("p", { class: "muted" }, "No snoozes left for this one."));
+    else if (o.costCents) snoozes.append(h("p", { class: "muted" }, `Snooze ${o.snoozeCount + 1} is paid: ${price(o.costCents)} (${o.productId}).`));
+  };
+  paintSnoozes({ minutes: store.me?.tier && store.me.tier !== "free" ? [10, 60, 1440, 10080] : [10, 60], available: true });
+  api("GET", `/v1/alarms/${alarm.id}/snooze`).then((o) => { if (current?.alarmId === alarm.id) paintSnoozes(o); }).catch(() => {});
+  // Sound needs a touch of the page first; until then a button offers it.
+  const soundButton = audible() ? null : h("button", { class: "btn", onclick: async () => { if (await unlock()) soundButton.remove(); } }, "🔔 Turn on sound");
   const now = new Date();
   const screen = h("div", { class: "firing", role: "alertdialog", "aria-modal": "true", "aria-labelledby": "firing-title", "data-alarm": alarm.id },
     h("div", { class: "top" },
@@ -84,9 +81,10 @@ function ring(alarm, notification) {
       alarm.note ? h("p", {}, alarm.note) : null),
     h("div", { class: "bottom" },
       h("div", { class: "slider" }, slider, h("span", {}, "Slide to complete →")),
-      h("div", { class: "snoozes", role: "group", "aria-label": "Snooze" }, ...minutes.map((m) => h("button", { class: "btn", onclick: () => snooze(m) }, `Snooze ${label(m)}`))),
+      snoozes, soundButton,
       err));
   document.body.append(screen);
+  const release = trapFocus(screen);
   document.title = `⏰ ${alarm.title}`;
   slider.focus();
   current = { close, alarmId: alarm.id };
