@@ -56,13 +56,19 @@ public final class Database: Service, Sendable {
         while true {
             do {
                 return try await client.withConnection { connection in
+                    try Self.ensureOpen(connection)
                     try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
                     do {
                         let value = try await body(connection)
+                        try Self.ensureOpen(connection)
                         try await connection.query("COMMIT", logger: logger)
                         return value
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        // A closed connection has no transaction left to roll back (the server
+                        // ended it), and a statement sent on it would never be answered.
+                        if !connection.isClosed && !Self.isConnectionLoss(error) {
+                            _ = try? await connection.query("ROLLBACK", logger: logger)
+                        }
                         throw error
                     }
                 }
@@ -72,6 +78,24 @@ public final class Database: Service, Sendable {
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
             }
         }
+    }
+
+    /// Refuses to send a statement on a connection whose channel has closed.
+    ///
+    /// PostgresNIO 1.33 writes a statement to the channel without a write promise, so on a
+    /// closed channel the write fails silently and the statement's answer never comes: the
+    /// caller waits forever, cancellation included. After a PostgreSQL restart, a pool
+    /// connection that closed between two statements of a transaction hung its task that way
+    /// (the stalled outbox relays and delivery loop of `DatabaseOutageTests`, and the shutdowns
+    /// they held up). Checking first leaves only the instant between the check and the write.
+    static func ensureOpen(_ connection: PostgresConnection) throws {
+        if connection.isClosed { throw DatabaseUnavailable() }
+    }
+
+    /// The connection went away or the server is going (rather than a statement failing on a
+    /// live connection): no ROLLBACK is sent then.
+    static func isConnectionLoss(_ error: any Error) -> Bool {
+        error is PSQLError && DatabaseAvailability.isOutage(error)
     }
 
     /// Deadlock detected (40P01) or serialization failure (40001).
@@ -98,3 +122,4 @@ public final class Database: Service, Sendable {
         }
     }
 }
+

@@ -1,22 +1,31 @@
 import AccountsService
 import AlarmsService
+import BillingService
 import Contracts
 import Foundation
+import InvitationsService
 import Messaging
+import NotificationsService
 import PostgresNIO
 import SchedulerService
+import ServiceKit
 import Support
 import Testing
 
 /// PostgreSQL restarted under a running suite: every service reconnects by itself, requests
-/// during the outage are answered 503 `CA022` with `Retry-After`, and fires due during it
-/// are recorded once each when it is back.
+/// during the outage are answered 503 `CA022` with `Retry-After`, fires due during it are
+/// recorded once each when it is back, and every event stream is consumed to its head once.
 @Suite("A database restart is survived", .serialized)
 struct DatabaseOutageTests {
-    @Test("PostgreSQL down across the instant of 4 fires: 503 + Retry-After meanwhile, then every fire once, writes work again")
+    @Test("PostgreSQL down across the instant of 4 fires: 503 + Retry-After meanwhile, then every fire and event once, every service back, writes work again")
     func restartMidLoad() async throws {
         let cluster = try TestCluster()
         defer { cluster.destroy() }
+        let signer = try StoreSigner()
+        let root = try signer.rootFile()
+        let push = try FakePushServer()
+        try await push.start()
+        defer { push.stop() }
         let fast = ["CHRONIR_DB_PROBE_INTERVAL": "500ms", "CHRONIR_DB_PROBE_TIMEOUT": "1s"]
         try await withTestSuite(label: "outage", adminURL: cluster.adminURL, start: { s in
             try s.start("accounts", migrations: AccountsService.migrations, extra: fast, build: AccountsService.build)
@@ -24,9 +33,14 @@ struct DatabaseOutageTests {
                         build: AlarmsService.build)
             try s.startGateway()
             try s.start("scheduler", migrations: SchedulerService.migrations,
-                        extra: fast.merging(["CHRONIR_SCHEDULER_PUSH_TO": "alarms", "CHRONIR_SCHEDULER_PARTITIONS": "8",
+                        extra: fast.merging(["CHRONIR_SCHEDULER_PARTITIONS": "8",
                                              "CHRONIR_FIRE_LEAD": "0s"]) { $1 },
                         build: SchedulerService.build)
+            try s.start("notifications", migrations: NotificationsService.migrations,
+                        extra: fast.merging(push.environment) { $1 }.merging(["CHRONIR_DELIVERY_POLL": "50ms"]) { $1 }, build: NotificationsService.build)
+            try s.start("invitations", migrations: InvitationsService.migrations, extra: fast, build: InvitationsService.build)
+            try s.start("billing", migrations: BillingService.migrations, extra: fast.merging(["CHRONIR_APPLE_ROOT_CA_FILE": root]) { $1 },
+                        build: BillingService.build)
         }) { s in
             let u = try await s.signup("Outage")
             try await s.setTier(u, "plus")
@@ -84,7 +98,52 @@ struct DatabaseOutageTests {
             #expect(again.status == 201, "\(again.text)")
             let login2 = try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "correct horse"])
             #expect(login2.status == 200, "\(login2.text)")
+            // Every service reconnected by itself and says so.
+            for service in ServiceDirectory.Name.allCases {
+                var health: HealthReport?
+                #expect(await eventually(timeout: .seconds(20)) {
+                    health = try? await s.rpc(service, SystemMethods.Health.self, .init())
+                    return health?.status == "ok"
+                }, "\(service) after the restart: \(String(describing: health))")
+            }
+            // Each fire reached the inbox once (scheduler → notifications across the outage).
+            var inboxFires: Int?
+            #expect(await eventually(timeout: .seconds(20)) {
+                inboxFires = await Self.count(s, "notifications", "SELECT count(*)::int FROM inbox WHERE user_id = '\(u.uid)' AND type = 'alarm_fired'")
+                return inboxFires == ids.count
+            }, "fires in the inbox: \(String(describing: inboxFires))")
+            // The services that write and read events work again: an invitation, a purchase.
+            try await s.setTier(u, "premium")
+            let inv = try await s.request(.POST, "/v1/invitations", token: u.token, json: ["type": "alarm", "referenceId": ids[0]])
+            #expect(inv.status == 201, "\(inv.text)")
+            let txn = TestTransaction(original: "5000001", productId: "com.chronir.plus.monthly", expires: Date().addingTimeInterval(3600))
+            let bought = try await s.request(.POST, "/v1/subscriptions/apple", token: u.token, json: ["signedTransaction": try await signer.sign(txn)])
+            #expect(bought.status == 200, "\(bought.text)")
+            // Every consumer's checkpoint reaches its producer's head, with no dead letter:
+            // nothing lost, nothing applied twice.
+            let streams: [(consumer: String, stream: String)] = [("scheduler", "alarms"), ("alarms", "scheduler"), ("notifications", "scheduler"),
+                                                                 ("invitations", "alarms"), ("accounts", "billing"), ("billing", "accounts"),
+                                                                 ("alarms", "accounts"), ("notifications", "accounts")]
+            var behind: [String] = []
+            #expect(await eventually(timeout: .seconds(20)) {
+                behind = []
+                for (consumer, stream) in streams {
+                    let head = await Self.count(s, stream, "SELECT coalesce(max(last_seq), 0)::int FROM outbox_streams WHERE stream = '\(stream)'") ?? -1
+                    let at = await Self.count(s, consumer, "SELECT coalesce(max(seq), 0)::int FROM consumer_checkpoints WHERE stream = '\(stream)'") ?? -2
+                    if at < head { behind.append("\(consumer) on \(stream): \(at) of \(head)") }
+                }
+                return behind.isEmpty
+            }, "behind: \(behind)")
+            for service in ["accounts", "alarms", "scheduler", "notifications", "invitations", "billing"] {
+                #expect(await Self.count(s, service, "SELECT count(*)::int FROM consumer_dead_letters") == 0, "\(service) dead-lettered events")
+            }
             print("database outage: down \(String(format: "%.1f", upAt.timeIntervalSince(downAt))) s; all \(ids.count) fires recorded once \(String(format: "%.1f", recovered)) s after PostgreSQL was back")
+        }
+    }
+
+    static func count(_ s: TestSuite, _ schema: String, _ sql: String) async -> Int? {
+        try? await withDatabase(url: s.databaseURL, schema: schema) { db in
+            try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
         }
     }
 

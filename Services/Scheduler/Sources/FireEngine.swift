@@ -237,7 +237,14 @@ final class FireEngine: Service, Sendable {
         guard !taken.isEmpty else { return }
         let now = nowMilliseconds()
         let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
-        let timers = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: Array(taken.keys), from: nil, until: until) }
+        let timers: [TimerStore.Pending]
+        do {
+            timers = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: Array(taken.keys), from: nil, until: until) }
+        } catch {
+            // Not read: the partitions wait for the next pass (a newer grant of one wins).
+            pendingTakeovers.withLock { $0.merge(taken) { newer, _ in newer } }
+            throw error
+        }
         let graceStart = now - config.grace.milliseconds
         let tooOld = timers.filter { $0.due < graceStart && $0.kind != "missed" }
         let overdue = timers.filter { $0.due <= now }.count
