@@ -95,7 +95,15 @@ public final class Database: Service, Sendable {
     /// The connection went away or the server is going (rather than a statement failing on a
     /// live connection): no ROLLBACK is sent then.
     static func isConnectionLoss(_ error: any Error) -> Bool {
-        error is PSQLError && DatabaseAvailability.isOutage(error)
+        guard let e = error as? PSQLError else { return false }
+        switch e.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            return true
+        case .server:
+            return (e.serverInfo?[.sqlState] ?? "").hasPrefix("57P0")   // the server is shutting this backend down
+        default:
+            return false
+        }
     }
 
     /// Deadlock detected (40P01) or serialization failure (40001).

@@ -79,7 +79,7 @@ class FakeIdentityProviders:
 
     def token(self, claims):
         header = b64url(json.dumps({"alg": "RS256", "kid": self.kid, "typ": "JWT"}).encode())
-        body = b64url(json.dumps(claims).encode())
+        body = b64url(json.dumps(claims, ensure_ascii=False).encode("utf-8"))   # raw UTF-8, as the providers send
         signature = self.key.sign(f"{header}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
         return f"{header}.{body}.{b64url(signature)}"
 
@@ -95,7 +95,7 @@ class FakeIdentityProviders:
             inputs = "".join(f'<input type="hidden" name="{k}" value="{html.escape(v)}">' for k, v in fields.items())
             return (f'<!doctype html><title>Sign in with Apple (local)</title><form method="post" action="{html.escape(q.get("redirect_uri", ""))}">'
                     f'{inputs}<button type="submit">Continue as Ada</button></form>')
-        claims.update({"email_verified": True, "name": "Gia Google"})
+        claims.update({"email_verified": True, "name": "Gia Müller"})
         back = q.get("redirect_uri", "") + "#" + urlencode({"id_token": self.token(claims), "state": q.get("state", ""),
                                                             "token_type": "Bearer"})
         return (f'<!doctype html><title>Sign in with Google (local)</title>'

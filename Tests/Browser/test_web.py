@@ -300,7 +300,7 @@ def test_sign_in_with_apple_and_google_by_their_redirect_flows(new_page, identit
     page.get_by_role("link", name="Continue as Gia").click()
     page.wait_for_url("**/app/#/welcome")
     s = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))
-    assert s["user"]["displayName"] == "Gia Google"
+    assert s["user"]["displayName"] == "Gia Müller"   # UTF-8 claims read as UTF-8
     assert identity.requests[-1][0] == "google"
     # An answer this page did not ask for is refused, and nobody is signed in.
     page = new_page()

@@ -91,7 +91,8 @@ final class IdentityProviderServer: Sendable {
             aud: AudienceClaim(value: [audience ?? (provider == "apple" ? "app.chronir.ios" : "chronir-web.apps.googleusercontent.com")]),
             exp: ExpirationClaim(value: expires), iat: IssuedAtClaim(value: issued),
             email: email, email_verified: email == nil ? nil : (verified ? "true" : "false"),
-            nonce: nonce.map { SHA256.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() })
+            // Apple carries the SHA-256 of the app's nonce, Google the nonce as sent.
+            nonce: provider == "apple" ? nonce.map { SHA256.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() } : nonce)
         let keys = JWTKeyCollection()
         await keys.add(rsa: k.key, digestAlgorithm: .sha256, kid: JWKIdentifier(string: k.kid))
         return try await keys.sign(claims, kid: JWKIdentifier(string: k.kid))

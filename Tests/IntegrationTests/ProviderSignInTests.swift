@@ -69,6 +69,11 @@ struct ProviderSignInTests {
             #expect(try await s.request(.POST, "/v1/auth/apple", json: ["identityToken": withNonce, "nonce": "wrong"]).status == 401)
             #expect(try await s.request(.POST, "/v1/auth/apple", json: ["identityToken": withNonce, "nonce": "right"]).status == 200)
             #expect(try await s.request(.POST, "/v1/auth/apple", json: [:]).status == 400)
+            // Google's nonce (the web app's redirect flow sends it): checked when given.
+            let webGoogle = try await idp.token("google", sub: "g-nonce", email: nil, nonce: "web-nonce")
+            #expect(try await s.request(.POST, "/v1/auth/google", json: ["idToken": webGoogle, "nonce": "other"]).status == 401)
+            #expect(try await s.request(.POST, "/v1/auth/google", json: ["idToken": webGoogle, "nonce": "web-nonce"]).status == 200)
+            #expect(try await s.request(.POST, "/v1/auth/google", json: ["idToken": webGoogle]).status == 200)
         }
     }
 

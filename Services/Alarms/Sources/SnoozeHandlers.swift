@@ -57,9 +57,13 @@ struct SnoozeHandlers: Sendable {
         }
         let allowance = await allowance(alarm: alarm.id, occurrence: occurrence, user: actor, number: count + 1)
         let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
-        let paid = allowance.flatMap { $0.allowed ? nil : $0 }
-        return .init(occurrenceAt: occurrence, snoozeCount: count, maxSnoozes: limit, minutes: minutes, available: count < limit,
-                     costCents: count < limit ? paid?.costCents : nil, productId: count < limit ? paid?.productId : nil)
+        // As `snooze` judges: the occurrence is due, a snooze is left, and a refusal names its price.
+        let due = occurrence.timeIntervalSinceNow <= earlySlack
+        let available = due && count < limit
+        var cost: Int?, product: String?
+        if available, let a = allowance, !a.allowed, let c = a.costCents, let p = a.productId { (cost, product) = (c, p) }
+        return .init(occurrenceAt: occurrence, snoozeCount: count, maxSnoozes: limit, minutes: minutes, available: available,
+                     costCents: cost, productId: product)
     }
 
     func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {

@@ -55,6 +55,7 @@ final class FireEngine: Service, Sendable {
             for p in lost { o[p] = nil }
             o.merge(acquired) { _, new in new }
         }
+        if !lost.isEmpty { pendingTakeovers.withLock { t in for p in lost where acquired[p] == nil { t[p] = nil } } }
         if !acquired.isEmpty {
             pendingTakeovers.withLock { $0.merge(acquired) { _, new in new } }
             load.signal()
@@ -241,9 +242,13 @@ final class FireEngine: Service, Sendable {
         do {
             timers = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: Array(taken.keys), from: nil, until: until) }
         } catch {
-            // Not read: the partitions wait for the next pass (a newer grant of one wins).
-            pendingTakeovers.withLock { $0.merge(taken) { newer, _ in newer } }
-            throw error
+            // Not read: the partitions still held under the same grant wait for the next pass (a
+            // newer grant of one is already pending; a lost one is dropped). The other loading
+            // steps go on meanwhile.
+            let still = owned.withLock { o in taken.filter { o[$0.key] == $0.value } }
+            pendingTakeovers.withLock { $0.merge(still) { newer, _ in newer } }
+            telemetry.logger.warning("taking over partitions failed; retrying", metadata: ["partitions": "\(still.count)", "error": "\(String(reflecting: error))"])
+            return
         }
         let graceStart = now - config.grace.milliseconds
         let tooOld = timers.filter { $0.due < graceStart && $0.kind != "missed" }

@@ -41,7 +41,11 @@ export async function start(p) {
 }
 
 function claims(token) {
-  try { return JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))); } catch { return {}; }
+  try {
+    const b64 = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const bytes = Uint8Array.from(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)), (c) => c.charCodeAt(0));
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch { return {}; }
 }
 
 /** Whether the page was opened by a provider's answer. */
@@ -66,7 +70,7 @@ export async function finish() {
   const c = claims(token);
   if (saved.provider === "google") {
     if (c.nonce !== saved.nonce) throw new Error("The sign-in answer does not match this request; please try again.");
-    return signedIn(await api("POST", "/v1/auth/google", { idToken: token, displayName: c.name || undefined }));
+    return signedIn(await api("POST", "/v1/auth/google", { idToken: token, nonce: saved.nonce, displayName: c.name || undefined }));
   }
   let displayName;
   try {

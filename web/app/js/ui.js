@@ -24,27 +24,37 @@ export function toast(text, { action, onAction, ms = 5000 } = {}) {
 
 const focusable = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
+const traps = [];
+
 /**
  * Keeps Tab and Shift+Tab inside `box` (a modal dialog) and gives focus back to what held it
- * before when the returned function is called.
+ * before when the returned function is called. Traps stack: only the newest one still on the
+ * page acts (a firing screen over a sheet), and one whose box left the page is dropped.
  */
 export function trapFocus(box) {
   const before = document.activeElement;
-  const onKey = (e) => {
-    if (e.key !== "Tab") return;
-    const items = [...box.querySelectorAll(focusable)].filter((el) => el.offsetParent !== null || el === document.activeElement);
-    if (!items.length) { e.preventDefault(); return; }
-    const first = items[0], last = items[items.length - 1];
-    if (!box.contains(document.activeElement)) { e.preventDefault(); first.focus(); }
-    else if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus(); }
-    else if (!e.shiftKey && document.activeElement === last) { e.preventDefault(); first.focus(); }
-  };
-  document.addEventListener("keydown", onKey, true);
+  const trap = { box, before };
+  traps.push(trap);
   return () => {
-    document.removeEventListener("keydown", onKey, true);
+    const i = traps.indexOf(trap);
+    if (i < 0) return;
+    traps.splice(i, 1);
     if (before && before.isConnected && typeof before.focus === "function") before.focus();
   };
 }
+
+document.addEventListener("keydown", (e) => {
+  if (e.key !== "Tab") return;
+  while (traps.length && !traps[traps.length - 1].box.isConnected) traps.pop();
+  const top = traps[traps.length - 1];
+  if (!top) return;
+  const items = [...top.box.querySelectorAll(focusable)].filter((el) => el.offsetParent !== null || el === document.activeElement);
+  if (!items.length) { e.preventDefault(); return; }
+  const first = items[0], last = items[items.length - 1];
+  if (!top.box.contains(document.activeElement)) { e.preventDefault(); first.focus(); }
+  else if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus(); }
+  else if (!e.shiftKey && document.activeElement === last) { e.preventDefault(); first.focus(); }
+}, true);
 
 export function sheet(title, content) {
   let release = () => {};

@@ -39,7 +39,8 @@ enum AuthRoutes {
             let body = try await HTTPSupport.object(request)
             try g.throttle.admitSignup(address: context.peer)
             guard let token = body["idToken"]?.stringValue, !token.isEmpty else { throw ServiceError(.validationFailed, "idToken is required") }
-            let req = ProviderSignInRequest(provider: "google", identityToken: token, displayName: body["displayName"]?.stringValue)
+            let req = ProviderSignInRequest(provider: "google", identityToken: token, nonce: body["nonce"]?.stringValue,
+                                            displayName: body["displayName"]?.stringValue)
             return try await g.forward(g.clients.accounts, AccountsMethods.ProviderSignIn.type, payload: try JSONCoding.encode(req), caller: nil)
         }
         router.post("/v1/auth/anonymous") { request, context in

@@ -72,16 +72,13 @@ struct WebSignIn: Sendable {
             Response(status: .seeOther, headers: [.location: "/app/", .cacheControl: "no-store"])
         }
         // Apple (form_post): the form becomes the app's fragment.
+        // A form that cannot be read goes back to the app as an `error` it shows on the sign-in page.
         router.post("/oauth/callback") { request, _ in
             var request = request
-            let form: [String: String]
-            do {
-                form = parseForm(String(buffer: try await request.collectBody(upTo: maxFormBytes)))
-            } catch {
-                throw ServiceError(.payloadTooLarge, "sign-in callback over \(maxFormBytes) bytes")
-            }
-            guard form["state"] != nil, form["id_token"] != nil || form["error"] != nil else {
-                throw ServiceError(.validationFailed, "the sign-in callback needs state and id_token (or error)")
+            var form: [String: String] = [:]
+            if let body = try? await request.collectBody(upTo: maxFormBytes) { form = parseForm(String(buffer: body)) }
+            if form["state"] == nil || (form["id_token"] == nil && form["error"] == nil) {
+                form = ["error": "invalid_request", "error_description": "the sign-in answer could not be read", "state": form["state"] ?? ""]
             }
             let fragment = callbackFields.compactMap { k in form[k].map { "\(k)=\(encode($0))" } }.joined(separator: "&")
             return Response(status: .seeOther, headers: [.location: "/app/#\(fragment)", .cacheControl: "no-store"])
