@@ -17,6 +17,7 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 def sample():
     groups = {}
+    pids = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -27,9 +28,11 @@ def sample():
             continue
         fields = stat[stat.rindex(")") + 2:].split()
         name = next((n for n in NAMES if comm.startswith(n)), "other")
-        groups[name] = groups.get(name, 0) + (int(fields[11]) + int(fields[12])) / HZ
+        used = (int(fields[11]) + int(fields[12])) / HZ
+        groups[name] = groups.get(name, 0) + used
+        pids[pid] = (name, used)
     cpu = list(map(int, open("/proc/stat").readline().split()[1:]))
-    return {"t": time.time(), "groups": groups, "idle": (cpu[3] + cpu[4]) / HZ}
+    return {"t": time.time(), "groups": groups, "pids": pids, "idle": (cpu[3] + cpu[4]) / HZ}
 
 
 def main():
@@ -52,8 +55,14 @@ def main():
     print(f"CPU seconds by process around {time.strftime('%H:%M:%S', time.gmtime(instant))} UTC ({cores} cores)")
     for lo, hi in windows:
         a, b = nearest(instant + lo), nearest(instant + hi)
-        # A process that exited in the window drops out of b: count only what both saw.
-        used = {k: max(0.0, b["groups"].get(k, 0) - a["groups"].get(k, 0)) for k in a["groups"] if k in b["groups"]}
+        # Per process: what it used between a and b (all of it when it started in the window).
+        # A process that exited in the window (a PostgreSQL backend whose connection closed)
+        # drops out of b and its last stretch is not counted; summing per group instead made a
+        # group's total fall and read as 0.
+        used = {}
+        for pid, (name, cpu) in b["pids"].items():
+            before = a["pids"].get(pid)
+            used[name] = used.get(name, 0.0) + max(0.0, cpu - (before[1] if before and before[0] == name else 0.0))
         wall = b["t"] - a["t"]
         parts = " ".join(f"{k} {v:.2f}" for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.005)
         print(f"[{lo:+5.1f} s, {hi:+5.1f} s]  wall {wall:5.2f}  busy {sum(used.values()):5.2f}  idle {b['idle'] - a['idle']:5.2f}   {parts}")

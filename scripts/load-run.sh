@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # A load run against `make run` (release): starts the suite, runs `chronirctl load`, optionally
 # SIGKILLs one scheduler replica during the run, prints one sampled trace, stops the suite.
-#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [--cpu] [-- chronirctl load options…]
+#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [--cpu] [--perf] [-- chronirctl load options…]
 # --kill-at: seconds after the window's first due minute at which scheduler-2 is killed
 # (default with --replicas > 1: 2 s before the spike minute). --cpu: CPU seconds per process
 # from 1 s before the spike minute to 10 s after it (scripts/cpu-window.py), in .run/load/cpu.txt.
+# --perf: a system-wide `perf record -g` from 1 s before the spike minute for 8 s, summarised per
+# process (scripts/perf-summary.py) in .run/load/perf.txt (needs `perf`, apt linux-perf).
 # Results in .run/load/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=1
 kill_at=""
 cpu=""
+perf=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --replicas) replicas=$2; shift 2 ;;
         --kill-at) kill_at=$2; shift 2 ;;
         --cpu) cpu=1; shift ;;
+        --perf) perf=1; shift ;;
         --) shift; break ;;
         *) break ;;
     esac
@@ -28,6 +32,9 @@ export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=${CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR:-10000000}   # every user signs up from 127.0.0.1
 export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$PWD/.run/keys}   # make run generates them; chronirctl load uses the operator key
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# Handshakes the kernel dropped because a listen queue was full (the gateway's backlog), over the run.
+overflows() { awk '/^TcpExt:/ { if (!h) { split($0, n); h = 1 } else { for (i = 2; i <= NF; i++) if (n[i] == "ListenOverflows") print $i } }' /proc/net/netstat; }
+overflows_before=$(overflows)
 scripts/run.sh > "$out/suite.log" 2>&1 &
 suite=$!
 trap 'kill -TERM $suite 2>/dev/null; wait $suite 2>/dev/null || true' EXIT
@@ -38,7 +45,7 @@ done
 ctl=$(swift build -c release --show-bin-path)/chronirctl
 "$ctl" load --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
 load=$!
-if [ "$replicas" -gt 1 ] || [ -n "$cpu" ]; then
+if [ "$replicas" -gt 1 ] || [ -n "$cpu" ] || [ -n "$perf" ]; then
     until grep -q "spike at" "$out/progress.log" 2>/dev/null; do kill -0 $load 2>/dev/null || break; sleep 1; done
     start=$(date -d "$(grep -o 'due from [^ ]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
     spike=$(date -d "$(grep -o 'spike at [^)]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
@@ -46,6 +53,11 @@ fi
 if [ -n "$cpu" ]; then
     python3 scripts/cpu-window.py "$spike" 10 > "$out/cpu.txt" &
     sampler=$!
+fi
+if [ -n "$perf" ]; then
+    ( while [ "$(date +%s)" -lt "$((spike - 1))" ]; do sleep 0.2; done
+      perf record -a -g -F 499 -o "$out/perf.data" -- sleep 8 > "$out/perf-record.log" 2>&1 ) &
+    profiler=$!
 fi
 if [ "$replicas" -gt 1 ]; then
     if [ -n "$kill_at" ]; then at=$((start + kill_at)); else at=$((spike - 2)); fi
@@ -56,7 +68,13 @@ if [ "$replicas" -gt 1 ]; then
 fi
 wait $load
 [ -z "$cpu" ] || wait $sampler
+if [ -n "$perf" ]; then
+    wait $profiler
+    # Summarised after the run (perf script is heavy), while the pid files still name the suite.
+    perf script -i "$out/perf.data" -F comm,pid,tid,ip,sym 2>/dev/null | python3 scripts/perf-summary.py .run/pids 25 > "$out/perf.txt"
+fi
 cat "$out/report.txt"
+echo "listen queue overflows during the run (TcpExtListenOverflows): $(( $(overflows) - overflows_before ))" | tee -a "$out/report.txt"
 [ -z "$cpu" ] || cat "$out/cpu.txt"
 trace=$(python3 -c "import json; t=json.load(open('$out/report.json'))['sampledTraces']; print(next((x['traceId'] for x in t if x['operation']=='POST /v1/alarms'), t[0]['traceId'] if t else ''))")
 if [ -n "$trace" ]; then

@@ -41,6 +41,9 @@ start)
     opts="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=600 -c shared_buffers=256MB"
     opts="$opts -c checkpoint_timeout=15min -c max_wal_size=4GB -c wal_compression=on"
     if [ "$mode" = fast ]; then opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"; fi
+    # CHRONIR_PG_OPTS: more server options, e.g. for a profile
+    # "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all".
+    opts="$opts ${CHRONIR_PG_OPTS:-}"
     as_pg "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -o "$opts" -w -t 60 start >/dev/null
     echo "PostgreSQL started in $dir on 127.0.0.1:$port" >&2
     ;;

@@ -369,3 +369,18 @@ struct JSONWriter {
         }
     }
 }
+
+/// Reads one member of a JSON object without decoding the rest: code that passes a value
+/// through (the gateway's live stream) takes its bytes as they are.
+public enum JSONMember {
+    /// The raw JSON bytes of the top-level member `key` of the object in `data`, or nil when the
+    /// object has no such member. Throws when `data` is not a JSON object.
+    public static func raw(_ key: String, in data: Data) throws -> Data? {
+        let data = data.startIndex == 0 ? data : Data(data)
+        var found: Range<Int>?
+        try JSONScanner.forEachMember(of: data) { k, r in
+            if k == key, found == nil { found = r }
+        }
+        return found.map { data.subdata(in: $0) }
+    }
+}

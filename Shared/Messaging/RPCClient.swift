@@ -1,5 +1,6 @@
+import CoreMetrics
+import DequeModule
 import Foundation
-import HeapModule
 import Logging
 import Synchronization
 import Tracing
@@ -22,16 +23,20 @@ public final class RPCClient: Sendable {
     private let clock = ContinuousClock()
     nonisolated(unsafe) private var socketStorage: SocketActor!
 
+    private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
+
     private struct State {
         var pending: [String: CheckedContinuation<Envelope, any Error>] = [:]
-        var deadlines = Heap<Deadline>()
+        /// Deadlines per timeout: requests with the same timeout expire in the order they were
+        /// sent, so each queue stays sorted and an insert is an append (a heap of every request
+        /// was a log-n insert of a string-holding element per call).
+        var deadlines: [Duration: Deque<Deadline>] = [:]
         var closed = false
     }
 
-    private struct Deadline: Comparable {
+    private struct Deadline {
         var at: ContinuousClock.Instant
         var id: String
-        static func < (a: Deadline, b: Deadline) -> Bool { a.at < b.at }
     }
 
     /// Connects a DEALER to `endpoints` (a DEALER spreads requests over all of them).
@@ -108,7 +113,7 @@ public final class RPCClient: Sendable {
         for attempt in 0..<attempts {
             do {
                 let reply = try await exchange(id: id, frame: frame, timeout: timeout)
-                telemetry.timer("chronir_rpc_client_seconds", [("type", type)]).recordNanoseconds(started.duration(to: clock.now).nanoseconds)
+                timer(type).recordNanoseconds(started.duration(to: clock.now).nanoseconds)
                 if reply.type == ReplyType.error {
                     let error = (try? JSONCoding.decoder().decode(ServiceError.self, from: reply.payload))
                         ?? ServiceError(.internalError, "\(target) answered \(type) with an unreadable error")
@@ -163,6 +168,14 @@ public final class RPCClient: Sendable {
 
     // MARK: - Internals
 
+    /// The latency timer of `type`, looked up by the type alone.
+    private func timer(_ type: String) -> CoreMetrics.Timer {
+        if let t = timers.withLock({ $0[type] }) { return t }
+        let t = telemetry.timer("chronir_rpc_client_seconds", [("type", type)])
+        timers.withLock { $0[type] = t }
+        return t
+    }
+
     private func exchange(id: String, frame: Data, timeout: Duration) async throws -> Envelope {
         let deadline = clock.now + timeout
         return try await withTaskCancellationHandler {
@@ -170,7 +183,7 @@ public final class RPCClient: Sendable {
                 let closed = state.withLock { s -> Bool in
                     if s.closed { return true }
                     s.pending[id] = c
-                    s.deadlines.insert(Deadline(at: deadline, id: id))
+                    s.deadlines[timeout, default: []].append(Deadline(at: deadline, id: id))
                     return false
                 }
                 if closed {
@@ -228,11 +241,13 @@ public final class RPCClient: Sendable {
         let now = clock.now
         let (expired, waiting) = state.withLock { s -> ([(String, CheckedContinuation<Envelope, any Error>)], Bool) in
             var out: [(String, CheckedContinuation<Envelope, any Error>)] = []
-            while let top = s.deadlines.min, top.at <= now {
-                s.deadlines.removeMin()
-                if let c = s.pending.removeValue(forKey: top.id) { out.append((top.id, c)) }
+            for timeout in Array(s.deadlines.keys) {
+                while let first = s.deadlines[timeout]?.first, first.at <= now {
+                    s.deadlines[timeout]!.removeFirst()
+                    if let c = s.pending.removeValue(forKey: first.id) { out.append((first.id, c)) }
+                }
             }
-            if s.pending.isEmpty { s.deadlines = Heap() }
+            if s.pending.isEmpty { s.deadlines.removeAll() }
             return (out, !s.pending.isEmpty)
         }
         for (_, c) in expired {

@@ -28,6 +28,7 @@ public final class SocketActor: Sendable {
     private let finished = OneShot()
     private let callbacks: Callbacks?
     private let readsPrincipal: Bool
+    private let context: ZMQContext
     nonisolated(unsafe) private let socket: RawSocket
 
     /// Delivery on the socket thread itself, for code that only resumes continuations
@@ -121,6 +122,8 @@ public final class SocketActor: Sendable {
         }
         self.socket = raw
         self.boundEndpoints = bound
+        self.context = context
+        context.opened(ObjectIdentifier(self), name: name)
 
         let thread = Thread { [self] in self.runLoop() }
         thread.name = "zmq:\(name)"
@@ -250,6 +253,7 @@ public final class SocketActor: Sendable {
         }
         flush(&pending)
         socket.close(lingerMilliseconds: options.lingerMilliseconds)
+        context.closed(ObjectIdentifier(self))
         Glibc.close(wakeFD)
         mailbox.finish()
         finished.fire()

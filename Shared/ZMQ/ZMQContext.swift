@@ -8,6 +8,8 @@ import Synchronization
 public final class ZMQContext: Sendable {
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
     private let terminated = Atomic<Bool>(false)
+    /// The sockets of ``SocketActor``s not closed yet, by name (to name a leak at shutdown).
+    private let open = Mutex<[ObjectIdentifier: String]>([:])
     /// The keys of a CURVE-secured bus, or nil for a plain (insecure) one.
     public let security: BusSecurity?
     private let zap: ZAPHandler?
@@ -43,6 +45,26 @@ public final class ZMQContext: Sendable {
         // We open far more sockets in tests than the default 1024 allows.
         zmq_ctx_set(ctx, ZMQ_MAX_SOCKETS, 8192)
         return ctx
+    }
+
+    /// The names of the sockets created from this context and not closed yet.
+    public var openSocketNames: [String] { open.withLock { Array($0.values).sorted() } }
+
+    func opened(_ socket: ObjectIdentifier, name: String) { open.withLock { $0[socket] = name } }
+    func closed(_ socket: ObjectIdentifier) { open.withLock { _ = $0.removeValue(forKey: socket) } }
+
+    /// Terminates the context when every socket is closed, within `timeout`; returns the names
+    /// of the sockets still open instead (the context is then left as it is: `zmq_ctx_term`
+    /// would wait for them forever, and a process about to exit need not wait).
+    public func terminate(within timeout: Duration) async -> [String] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while !openSocketNames.isEmpty, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let left = openSocketNames
+        if left.isEmpty { terminate() }
+        return left
     }
 
     /// Terminates the context. Blocks until every socket of the context is closed, so call it

@@ -182,3 +182,21 @@ struct FastJSONTests {
         }
     }
 }
+
+/// `JSONMember.raw`: one member's bytes, untouched, without decoding the rest.
+@Suite struct JSONMemberTests {
+    @Test func takesOneMembersBytesAsTheyAre() throws {
+        let data = Data(#"{"seq": 4, "notification": {"id": 7, "title": "a \"b\"\n", "data": {}}, "created": true}"#.utf8)
+        #expect(try JSONMember.raw("notification", in: data) == Data(#"{"id": 7, "title": "a \"b\"\n", "data": {}}"#.utf8))
+        #expect(try JSONMember.raw("created", in: data) == Data("true".utf8))
+        #expect(try JSONMember.raw("missing", in: data) == nil)
+        // A slice of a larger buffer reads the same.
+        let framed = Data("xx".utf8) + data
+        #expect(try JSONMember.raw("seq", in: framed.dropFirst(2)) == Data("4".utf8))
+    }
+
+    @Test func refusesWhatIsNotAnObject() {
+        #expect(throws: (any Error).self) { try JSONMember.raw("a", in: Data("[1, 2]".utf8)) }
+        #expect(throws: (any Error).self) { try JSONMember.raw("a", in: Data(#"{"a": 1"#.utf8)) }
+    }
+}

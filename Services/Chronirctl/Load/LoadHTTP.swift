@@ -23,8 +23,13 @@ struct LoadHTTP: Sendable {
     let maxRetries = 20
 
     /// Sends `body` (already JSON) as `operation` (a label such as `POST /v1/alarms`).
-    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil) async -> LoadResponse {
+    /// `retryTransport`: a request that is safe to repeat (idempotent, such as a completion of a
+    /// given occurrence) is sent again, up to twice, after a transport error; the error still
+    /// counts in the report.
+    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil,
+              retryTransport: Bool = false) async -> LoadResponse {
         var attempt = 0
+        var transportAttempt = 0
         while true {
             var request = HTTPClientRequest(url: base + path)
             request.method = method
@@ -58,15 +63,22 @@ struct LoadHTTP: Sendable {
                 return LoadResponse(status: status, body: Data(buffer: collected))
             } catch {
                 recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))
+                if retryTransport, transportAttempt < 2 {
+                    transportAttempt += 1
+                    recorder.transportRetried(operation)
+                    try? await Task.sleep(for: .milliseconds(100))
+                    continue
+                }
                 return LoadResponse(status: nil, body: Data("\(error)".utf8))
             }
         }
     }
 
     /// `send` with a JSON object body.
-    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: [String: Any]) async -> LoadResponse {
+    func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: [String: Any],
+              retryTransport: Bool = false) async -> LoadResponse {
         let body = try? JSONSerialization.data(withJSONObject: json)
-        return await send(operation, method, path, token: token, body: body)
+        return await send(operation, method, path, token: token, body: body, retryTransport: retryTransport)
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -31,6 +31,8 @@ final class LoadRecorder: Sendable {
         var latency = LatencyStats()
         var statuses: [Int: Int] = [:]
         var transportErrors = 0
+        /// Transport errors after which the request was sent again (it is safe to repeat).
+        var transportRetries = 0
         var rateLimited = 0
     }
 
@@ -54,6 +56,11 @@ final class LoadRecorder: Sendable {
             if let status { c.statuses[status, default: 0] += 1 } else { c.transportErrors += 1 }
             s.http[operation] = c
         }
+    }
+
+    /// A request sent again after a transport error.
+    func transportRetried(_ operation: String) {
+        state.withLock { s in s.http[operation, default: HTTPCounts()].transportRetries += 1 }
     }
 
     /// A 429 answered and retried later.

@@ -17,6 +17,8 @@ struct LoadReport: Codable, Sendable {
         var statuses: [String: Int]
         var rateLimitedRetries: Int
         var transportErrors: Int
+        /// Transport errors after which the request was sent again (safe to repeat).
+        var transportRetries: Int
     }
 
     struct Minute: Codable, Sendable {
@@ -75,6 +77,8 @@ struct LoadReport: Codable, Sendable {
     var requests: Int
     var serverErrors: Int
     var transportErrors: Int
+    /// Transport errors after which the request was sent again (completions: applied once).
+    var transportRetries: Int
     var transportErrorKinds: [String]
     var requestsPerSecond: Double
     var pushesPerSecond: Double
@@ -117,8 +121,8 @@ struct LoadReport: Codable, Sendable {
         out += "alarms planned \(p.plannedAlarms); completions \(p.completions) (\(p.failedCompletions) failed); "
         out += "missed pushes \(p.missedPushes); other \(p.otherPushes); repeated by transport \(p.repeatedByTransport); "
         out += "stream reconnects \(p.streamReconnects)\n"
-        out += String(format: "requests %d (%.1f/s), 5xx %d, transport errors %d; pushes %.1f/s while firing\n\n",
-                      requests, requestsPerSecond, serverErrors, transportErrors, pushesPerSecond)
+        out += String(format: "requests %d (%.1f/s), 5xx %d, transport errors %d (%d of them sent again); pushes %.1f/s while firing\n\n",
+                      requests, requestsPerSecond, serverErrors, transportErrors, transportRetries, pushesPerSecond)
         for kind in transportErrorKinds { out += "  transport error: \(kind)\n" }
         out += Table.render(header: ["due minute", "fire pushes", "p50 ms", "p99 ms", "max ms"], rows: byMinute.map {
             [$0.due, String($0.pushes), String(format: "%.1f", $0.p50), String(format: "%.1f", $0.p99), String(format: "%.1f", $0.max)]

@@ -59,10 +59,15 @@ public enum GatewayService {
 
         let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")
         let port = try env.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
+        // The queue of connections not yet accepted. Hummingbird's 256 overflowed in a load run's
+        // burst (TcpExtListenOverflows: 944 handshakes dropped): a client whose handshake was
+        // dropped while it already sent its request can see the connection reset. The kernel
+        // caps it at net.core.somaxconn.
+        let backlog = try env.int("CHRONIR_HTTP_BACKLOG", 4096, in: 1...65535)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "chronir-gateway"),
+            configuration: .init(address: .hostname(host, port: port), serverName: "chronir-gateway", backlog: backlog),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
                 logger.notice("listening on http://127.0.0.1:\(bound)")

@@ -183,9 +183,11 @@ final class FireEngine: Service, Sendable {
         guard !parts.isEmpty else { return }
         let after = lastSeen.load(ordering: .relaxed)
         let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
+        // Moving past timers beyond the horizon is safe: the top-up runs after this poll in the
+        // same loop, so its snapshot holds every timer this one read.
         let found = try await withDeadline(config.leaseDuration) { [store] in try await store.newTimers(after: after, partitions: parts, until: until) }
-        if let maxID = found.map(\.id).max() { lastSeen.store(max(after, maxID), ordering: .relaxed) }
-        schedule(found)
+        if let lastID = found.lastID { lastSeen.store(max(after, lastID), ordering: .relaxed) }
+        schedule(found.due)
     }
 
     /// Moves the horizon forward: timers that came within reach since the last top-up.

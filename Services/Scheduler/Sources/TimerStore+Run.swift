@@ -167,7 +167,8 @@ private struct ReadModelRows {
     }
 
     static func json(_ values: [String]) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: values)) ?? Data("[]".utf8), as: UTF8.self)
+        // The fast encoder: JSONSerialization was 13 % of the scheduler's CPU in a burst.
+        String(decoding: (try? JSONCoding.encode(values)) ?? Data("[]".utf8), as: UTF8.self)
     }
 }
 

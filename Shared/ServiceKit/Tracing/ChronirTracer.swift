@@ -15,18 +15,47 @@ public struct TraceIdentity: Sendable, Hashable {
     /// The `traceparent` header value.
     public var traceparent: String { "00-\(traceID)-\(spanID)-\(sampled ? "01" : "00")" }
 
-    /// Parses a `traceparent` header value (version 00).
+    /// Parses a `traceparent` header value (version 00). Read byte by byte: it runs for every
+    /// message a service receives (a `split` and `Character` checks were 4–6 % of a service's
+    /// CPU in a profile of a burst).
     public init?(traceparent: String) {
-        let parts = traceparent.split(separator: "-")
-        guard parts.count == 4, parts[0].count == 2, parts[1].count == 32, parts[2].count == 16, parts[3].count == 2,
-              parts[1].allSatisfy(\.isHexDigit), parts[2].allSatisfy(\.isHexDigit),
-              parts[1] != String(repeating: "0", count: 32), parts[2] != String(repeating: "0", count: 16),
-              let flags = UInt8(parts[3], radix: 16)
-        else { return nil }
-        traceID = parts[1].lowercased()
-        spanID = parts[2].lowercased()
-        sampled = flags & 1 == 1
+        var value = traceparent
+        let parsed: (String, String, Bool)? = value.withUTF8 { b -> (String, String, Bool)? in
+            // vv-<32 hex>-<16 hex>-ff
+            guard b.count == 55, b[2] == 0x2D, b[35] == 0x2D, b[52] == 0x2D,
+                  Self.hex(b[0]) != nil, Self.hex(b[1]) != nil,
+                  let f1 = Self.hex(b[53]), let f2 = Self.hex(b[54]) else { return nil }
+            var trace = [UInt8](repeating: 0, count: 32), span = [UInt8](repeating: 0, count: 16)
+            var traceZero = true, spanZero = true
+            for k in 0..<32 {
+                guard let v = Self.hex(b[3 + k]) else { return nil }
+                if v != 0 { traceZero = false }
+                trace[k] = Self.lower(b[3 + k])
+            }
+            for k in 0..<16 {
+                guard let v = Self.hex(b[36 + k]) else { return nil }
+                if v != 0 { spanZero = false }
+                span[k] = Self.lower(b[36 + k])
+            }
+            guard !traceZero, !spanZero else { return nil }
+            return (String(decoding: trace, as: UTF8.self), String(decoding: span, as: UTF8.self), (f1 << 4 | f2) & 1 == 1)
+        }
+        guard let parsed else { return nil }
+        traceID = parsed.0
+        spanID = parsed.1
+        sampled = parsed.2
     }
+
+    private static func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
+
+    private static func lower(_ c: UInt8) -> UInt8 { c >= 0x41 && c <= 0x46 ? c + 0x20 : c }
 
     public init(traceID: String, spanID: String, sampled: Bool) {
         self.traceID = traceID

@@ -61,38 +61,45 @@ struct AnalyticsHandlers: Sendable {
         return ClientAnalyticsAccepted(accepted: checked.count)
     }
 
-    private func tier(_ uid: String, on c: PostgresConnection) async throws -> String {
-        try await c.query("SELECT tier FROM user_tiers WHERE user_id = \(uid)", logger: store.logger).first(String.self) ?? Tier.free.rawValue
-    }
-
-    /// The alarms stream (this service's own events).
+    /// The alarms stream (this service's own events), in runs: a run of creations, deletions,
+    /// completions and snoozes is two statements (the tiers it needs, then every row), not two
+    /// per event (per event it was most of this service's CPU after a burst of completions).
     var alarmsStream: EventHandlers {
         var h = EventHandlers()
-        h.on(AlarmsEvents.alarmUpserted, AlarmsEvents.AlarmState.self) { a, ctx, c in
-            guard a.version == 1 else { return }
-            try await store.record(.alarmCreated, uid: a.ownerId, at: ctx.envelope.occurredAt,
-                                   properties: ["intervalType": .string(a.schedule.type), "tier": .string(try await tier(a.ownerId, on: c)),
-                                                "shared": .bool(a.members.contains { $0 != a.ownerId })], on: c)
-        }
-        h.on(AlarmsEvents.alarmDeleted, AlarmsEvents.AlarmState.self) { a, ctx, c in
-            // Only what a person did: an account purge deletes its alarms with no actor, after
-            // analytics forgot the account.
-            guard let actor = ctx.envelope.actor else { return }
-            try await store.record(.alarmDeleted, uid: actor, at: ctx.envelope.occurredAt,
-                                   properties: ["intervalType": .string(a.schedule.type)], on: c)
-        }
-        h.on(AlarmsEvents.alarmCompleted, AlarmsEvents.OccurrenceMarked.self) { e, ctx, c in
-            let uid = e.userId ?? e.alarm.ownerId
-            try await store.record(.alarmCompleted, uid: uid, at: e.completedAt,
-                                   properties: ["intervalType": .string(e.alarm.schedule.type), "tier": .string(try await tier(uid, on: c)),
-                                                "lateSeconds": .number(max(0, e.completedAt.timeIntervalSince(e.scheduledDate)).rounded())], on: c)
-        }
-        h.on(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed.self) { e, ctx, c in
-            try await store.record(.alarmSnoozed, uid: e.userId, at: ctx.envelope.occurredAt,
-                                   properties: ["intervalType": .string(e.alarm.schedule.type), "snoozeCount": .number(Double(e.snoozeCount)),
-                                                "minutes": .number((e.refireAt.timeIntervalSince(ctx.envelope.occurredAt) / 60).rounded())], on: c)
+        h.onBatch([AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted, AlarmsEvents.alarmCompleted, AlarmsEvents.alarmSnoozed]) { run, c in
+            try await store.record(try run.compactMap(Self.row), on: c)
         }
         return h
+    }
+
+    /// What an event of this service's stream adds to analytics, if anything.
+    static func row(_ ctx: EventContext) throws -> AnalyticsStore.Row? {
+        let e = ctx.envelope
+        switch e.type {
+        case AlarmsEvents.alarmUpserted:
+            let a = try e.decodePayload(AlarmsEvents.AlarmState.self)
+            guard a.version == 1 else { return nil }
+            return .init(name: .alarmCreated, uid: a.ownerId, at: e.occurredAt, withTier: true,
+                         properties: ["intervalType": .string(a.schedule.type), "shared": .bool(a.members.contains { $0 != a.ownerId })])
+        case AlarmsEvents.alarmDeleted:
+            // Only what a person did: an account purge deletes its alarms with no actor, after
+            // analytics forgot the account.
+            guard let actor = e.actor else { return nil }
+            let a = try e.decodePayload(AlarmsEvents.AlarmState.self)
+            return .init(name: .alarmDeleted, uid: actor, at: e.occurredAt, withTier: false, properties: ["intervalType": .string(a.schedule.type)])
+        case AlarmsEvents.alarmCompleted:
+            let m = try e.decodePayload(AlarmsEvents.OccurrenceMarked.self)
+            return .init(name: .alarmCompleted, uid: m.userId ?? m.alarm.ownerId, at: m.completedAt, withTier: true,
+                         properties: ["intervalType": .string(m.alarm.schedule.type),
+                                      "lateSeconds": .number(max(0, m.completedAt.timeIntervalSince(m.scheduledDate)).rounded())])
+        case AlarmsEvents.alarmSnoozed:
+            let s = try e.decodePayload(AlarmsEvents.Snoozed.self)
+            return .init(name: .alarmSnoozed, uid: s.userId, at: e.occurredAt, withTier: false,
+                         properties: ["intervalType": .string(s.alarm.schedule.type), "snoozeCount": .number(Double(s.snoozeCount)),
+                                      "minutes": .number((s.refireAt.timeIntervalSince(e.occurredAt) / 60).rounded())])
+        default:
+            return nil
+        }
     }
 
     /// The scheduler stream: fires (batched, one statement a run).

@@ -46,7 +46,50 @@ struct AnalyticsStore: Sendable {
 
     /// The pseudonym of a uid: 128 bits of HMAC-SHA256 under the key, in hex.
     func pseudonym(_ uid: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(uid.utf8), using: key).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for byte in HMAC<SHA256>.authenticationCode(for: Data(uid.utf8), using: key).prefix(16) {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// One event to record: `withTier` adds the user's current tier to its properties.
+    struct Row: Sendable {
+        var name: AnalyticsEventName
+        var uid: String
+        var at: Date
+        var withTier: Bool
+        var properties: [String: JSONValue]
+    }
+
+    /// Records `rows` in one statement, after one read of the tiers they need.
+    func record(_ rows: [Row], on c: PostgresConnection) async throws {
+        guard !rows.isEmpty else { return }
+        let wanted = Array(Set(rows.filter(\.withTier).map(\.uid)))
+        var tiers: [String: String] = [:]
+        if !wanted.isEmpty {
+            for try await (uid, tier) in try await c.query("SELECT user_id, tier FROM user_tiers WHERE user_id = ANY(\(wanted))",
+                                                          logger: logger).decode((String, String).self) {
+                tiers[uid] = tier
+            }
+        }
+        var names: [String] = [], pseudonyms: [String] = [], ats: [Date] = [], props: [String] = []
+        for row in rows {
+            var properties = row.properties
+            if row.withTier { properties["tier"] = .string(tiers[row.uid] ?? Tier.free.rawValue) }
+            names.append(row.name.rawValue)
+            pseudonyms.append(pseudonym(row.uid))
+            ats.append(row.at)
+            props.append(String(decoding: try JSONCoding.encode(JSONValue.object(properties)), as: UTF8.self))
+        }
+        try await c.query("""
+            INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
+            SELECT r.name, r.p, r.at, (r.at AT TIME ZONE 'UTC')::date, r.props::jsonb
+            FROM unnest(\(names)::text[], \(pseudonyms)::text[], \(ats)::timestamptz[], \(props)::text[]) AS r(name, p, at, props)
+            """, logger: logger).drain()
     }
 
     /// Records one event of `uid`.

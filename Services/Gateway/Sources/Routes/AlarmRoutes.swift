@@ -66,8 +66,9 @@ enum AlarmRoutes {
             let caller = try await g.caller(request)
             let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
             let reply = try await g.call(g.clients.alarms, AlarmsMethods.Complete.type, payload: payload, caller: caller)
-            let recorded = try JSONCoding.decoder().decode(CompletionRecorded.self, from: reply)
-            return HTTPSupport.json(reply, status: recorded.created ? .created : .ok)
+            // Only `created` is read: the body passes through as the alarms service wrote it.
+            let created = try JSONMember.raw("created", in: reply) == Data("true".utf8)
+            return HTTPSupport.json(reply, status: created ? .created : .ok)
         }
         router.post("/v1/alarms/:id/snooze") { request, context in
             let caller = try await g.caller(request)

@@ -45,8 +45,18 @@ enum NotificationRoutes {
 
     /// One SSE event: `id` is the inbox id, so `Last-Event-ID` resumes exactly after it.
     static func frame(_ n: InboxNotification) throws -> ByteBuffer {
-        let json = String(decoding: try JSONCoding.encode(n), as: UTF8.self)
-        return ByteBuffer(string: "id: \(n.id)\nevent: \(n.type)\ndata: \(json)\n\n")
+        frame(id: n.id, type: n.type, json: try JSONCoding.encode(n))
+    }
+
+    /// The SSE frame of a notification already in JSON (one line: JSON escapes line breaks in
+    /// strings, and neither the encoder nor PostgreSQL's jsonb output breaks lines between values).
+    static func frame(id: Int64, type: String, json: Data) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(json.count + type.utf8.count + 40)
+        buffer.writeString("id: \(id)\nevent: \(type)\ndata: ")
+        buffer.writeBytes(json)
+        buffer.writeString("\n\n")
+        return buffer
     }
 
     /// Registers first, then sends what the inbox holds after `after` (when resuming), then the
