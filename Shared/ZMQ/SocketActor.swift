@@ -248,8 +248,9 @@ public final class SocketActor: Sendable {
                 q.asleep = true
                 return true
             }
-            poll(wantOut: !pending.isEmpty, timeoutMilliseconds: idle ? timeout : 0)
+            let live = poll(wantOut: !pending.isEmpty, timeoutMilliseconds: idle ? timeout : 0)
             if idle { queue.withLock { $0.asleep = false } }
+            if !live { break }
         }
         flush(&pending)
         socket.close(lingerMilliseconds: options.lingerMilliseconds)
@@ -302,7 +303,8 @@ public final class SocketActor: Sendable {
         return mailbox.hasRoom
     }
 
-    private func poll(wantOut: Bool, timeoutMilliseconds: Int) {
+    /// Waits for the socket or a wake-up; false when the context is being terminated (ETERM).
+    private func poll(wantOut: Bool, timeoutMilliseconds: Int) -> Bool {
         var events: Int16 = 0
         if readable { events |= Int16(ZMQ_POLLIN) }
         if wantOut { events |= Int16(ZMQ_POLLOUT) }
@@ -311,11 +313,16 @@ public final class SocketActor: Sendable {
             zmq_pollitem_t(socket: nil, fd: wakeFD, events: Int16(ZMQ_POLLIN), revents: 0),
         ]
         let rc = zmq_poll(&items, 2, timeoutMilliseconds)
-        if rc < 0 && zmq_errno() != EINTR { stats.errors.add(1, ordering: .relaxed) }
+        if rc < 0 {
+            let code = zmq_errno()
+            if code == ETERM { return false }
+            if code != EINTR { stats.errors.add(1, ordering: .relaxed) }
+        }
         if items[1].revents & Int16(ZMQ_POLLIN) != 0 {
             var value: UInt64 = 0
             _ = read(wakeFD, &value, 8)
         }
+        return true
     }
 }
 

@@ -62,6 +62,14 @@ public final class ZMQContext: Sendable {
         while !openSocketNames.isEmpty, clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        if !openSocketNames.isEmpty {
+            // Blocking calls on the sockets left fail with ETERM, so their threads close them.
+            zmq_ctx_shutdown(handle)
+            let grace = clock.now + .seconds(1)
+            while !openSocketNames.isEmpty, clock.now < grace {
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
         let left = openSocketNames
         if left.isEmpty { terminate() }
         return left

@@ -237,8 +237,11 @@ final class LoadRunner: Sendable {
             let r = await http.send("POST /v1/alarms/{id}/completions", .POST, "/v1/alarms/\(alarm)/completions", token: user.token,
                                     json: ["status": "completed", "scheduledDate": ISOTime.format(occurrence)], retryTransport: true)
             // A completion names its occurrence, so a repeat after a transport error is applied
-            // once: 200 with the log the first attempt made.
-            tracker.completionFinished(alarm: alarm, ok: r.status == 201 || r.status == 200)
+            // once: 200 with the log the first attempt made. A 200 with another log (the
+            // occurrence was already missed, or someone else completed it) is not this completion.
+            let log = r.json?["completion"] as? [String: Any]
+            let repeated = r.status == 200 && log?["status"] as? String == "completed" && log?["userId"] as? String == user.uid
+            tracker.completionFinished(alarm: alarm, ok: r.status == 201 || repeated)
         }
         completions.withLock { $0.append(task) }
     }

@@ -26,6 +26,9 @@ public struct SchedulerLoad: Sendable {
             let parts = ids.map { Int32(Partitioning.partition(of: $0, partitions: partitions)) }
             let times = Array(dues[range])
             try await database.transaction { c in
+                // Timers are written in id order (the fire engine's poll relies on it): wait for
+                // the alarms stream's writers and hold them off until this commits.
+                try await c.query("LOCK TABLE timers IN SHARE ROW EXCLUSIVE MODE", logger: database.logger)
                 try await c.query("""
                     INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active,
                         offsets, members, alert_members)

@@ -74,13 +74,22 @@ struct TimerStore: Sendable {
     /// timer beyond the horizon, so each poll read them all again: after a burst of 5 000
     /// completions, 10 000 rows scanned for nothing 10 times a second.
     func newTimers(after afterID: Int64, partitions: [Int], until: Date) async throws -> (due: [Pending], lastID: Int64?) {
+        // Safe because timers are written in id order: every writer holds the alarms stream's
+        // checkpoint lock (the load tool's seed locks the table), so no transaction commits a
+        // lower id after a poll read a higher one. `near` is compared in SQL, exactly as the
+        // top-up compares its range.
         let parts = partitions.map(Int32.init)
-        let all = try await Self.decodePending(database.prepared("""
-            SELECT id, partition, kind, due_at FROM timers WHERE id > \(afterID) AND partition = ANY(\(parts)::int[])
+        var due: [Pending] = []
+        var last: Int64?
+        for try await row in try await database.prepared("""
+            SELECT id, partition, kind, due_at, due_at < \(until) FROM timers WHERE id > \(afterID) AND partition = ANY(\(parts)::int[])
             ORDER BY id LIMIT 100000
-            """))
-        let limit = Int64((until.timeIntervalSince1970 * 1000).rounded())
-        return (all.filter { $0.due < limit }, all.last?.id)
+            """) {
+            let (id, p, kind, at, near) = try row.decode((Int64, Int32, String, Date, Bool).self)
+            last = id
+            if near { due.append(Pending(id: id, partition: Int(p), kind: kind, due: Int64((at.timeIntervalSince1970 * 1000).rounded()))) }
+        }
+        return (due, last)
     }
 
     /// The highest timer id now (where polling starts).

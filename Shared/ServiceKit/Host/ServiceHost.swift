@@ -103,7 +103,11 @@ public enum ServiceHost {
                 services.append(ops)
             }
             let group = ServiceGroup(configuration: .init(
-                services: services.map { .init(service: $0) },
+                // The group allows 5 s of cancellation: a part still running after 4 s is left.
+                services: services.map {
+                    .init(service: AbandoningService(part: $0, name: "\(type(of: $0))", patience: .seconds(4),
+                                                     logger: runtime.logs.logger("lifecycle")))
+                },
                 gracefulShutdownSignals: [],
                 cancellationSignals: [],
                 logger: runtime.logs.logger("lifecycle")
