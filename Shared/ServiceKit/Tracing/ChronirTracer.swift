@@ -152,18 +152,16 @@ public final class ChronirTracer: Tracer {
 
     static func randomHex(bytes: Int) -> String {
         var rng = FastRandom()
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes * 2)
+        var raw = [UInt8]()
+        raw.reserveCapacity(bytes)
         var word: UInt64 = 0
         for k in 0..<bytes {
             if k % 8 == 0 { word = rng.next() }
-            let b = UInt8(truncatingIfNeeded: word >> (UInt64(k % 8) * 8))
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
+            raw.append(UInt8(truncatingIfNeeded: word >> (UInt64(k % 8) * 8)))
         }
-        if out.allSatisfy({ $0 == UInt8(ascii: "0") }) { out[out.count - 1] = UInt8(ascii: "1") }
-        return String(decoding: out, as: UTF8.self)
+        // An all-zero id is invalid in W3C trace context.
+        if raw.allSatisfy({ $0 == 0 }) { raw[raw.count - 1] = 1 }
+        return Hex.lowercase(raw)
     }
 }
 

@@ -46,14 +46,7 @@ struct AnalyticsStore: Sendable {
 
     /// The pseudonym of a uid: 128 bits of HMAC-SHA256 under the key, in hex.
     func pseudonym(_ uid: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for byte in HMAC<SHA256>.authenticationCode(for: Data(uid.utf8), using: key).prefix(16) {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.lowercase(HMAC<SHA256>.authenticationCode(for: Data(uid.utf8), using: key).prefix(16))
     }
 
     /// One event to record: `withTier` adds the user's current tier to its properties.
