@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ZMQ", targets: ["ZMQ"]),
+        .library(name: "Wire", targets: ["Wire"]),
         .library(name: "Messaging", targets: ["Messaging"]),
         .library(name: "Schedules", targets: ["Schedules"]),
         .library(name: "TimingWheel", targets: ["TimingWheel"]),
@@ -61,10 +62,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The wire: message shapes and their encoding, no I/O (Contracts and Messaging use it).
+        .target(
+            name: "Wire",
+            path: "Shared/Wire",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Messaging",
             dependencies: [
-                "ZMQ",
+                "Wire", "ZMQ",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -119,6 +126,7 @@ let package = Package(
         ),
         .target(
             name: "Schedules",
+            dependencies: ["Wire"],
             path: "Shared/Schedules",
             swiftSettings: swiftSettings
         ),
@@ -134,7 +142,7 @@ let package = Package(
         ),
         .target(
             name: "Contracts",
-            dependencies: ["Messaging", "Schedules"],
+            dependencies: ["Wire", "Schedules"],
             path: "Shared/Contracts",
             swiftSettings: swiftSettings
         ),
@@ -202,6 +210,16 @@ let package = Package(
             path: "Services/Scheduler/Sources",
             swiftSettings: swiftSettings
         ),
+        // Bulk fixtures for load runs and tests (chronirctl, tests); not in the scheduler binary.
+        .target(
+            name: "LoadFixtures",
+            dependencies: [
+                "SchedulerService", "Persistence",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Services/Scheduler/LoadFixtures",
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "scheduler",
             dependencies: ["SchedulerService", "ServiceKit"],
@@ -262,7 +280,7 @@ let package = Package(
         .executableTarget(
             name: "chronirctl",
             dependencies: [
-                "ServiceKit", "Messaging", "ZMQ", "Contracts", "Schedules", "SchedulerService", "Persistence",
+                "ServiceKit", "Messaging", "ZMQ", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "Persistence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -299,7 +317,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "SchedulerService", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
+                "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -324,7 +342,7 @@ let package = Package(
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "scheduler",
+                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "scheduler",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/SchedulerTests",

@@ -4,7 +4,7 @@
 # set, builds, starts every service and the gateway, prints the API address, and stops
 # everything on Ctrl-C / SIGTERM.
 #   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
-#   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (RPC 7103, 7113, …; ops 9103, 9113, …)
+#   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (each on its own ports: ServiceDirectory.swift)
 #   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl
 #   CHRONIR_BUS_KEYS=DIR           the CurveZMQ keys of the bus (default .run/keys, generated on first start)
 # Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
@@ -61,9 +61,8 @@ export CHRONIR_LOG_FORMAT=${CHRONIR_LOG_FORMAT:-text}
 # The gateway's HTTP port and every ops port listen on loopback too, unless told otherwise.
 listen=${CHRONIR_BIND_HOST:-127.0.0.1}; [ "$listen" = "*" ] && listen=0.0.0.0
 export CHRONIR_HTTP_HOST=${CHRONIR_HTTP_HOST:-$listen} CHRONIR_OPS_HOST=${CHRONIR_OPS_HOST:-$listen}
-endpoints=""
-for k in $(seq 1 "$replicas"); do endpoints="$endpoints${endpoints:+,}tcp://127.0.0.1:$((7103 + 10 * (k - 1)))"; done
-export CHRONIR_SCHEDULER_RPC=$endpoints
+# Every service finds the scheduler replicas by their number (the ports: ServiceDirectory.swift).
+export CHRONIR_SCHEDULER_REPLICAS=$replicas
 trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_DIR"; echo "CHRONIR_TRACE_FILE=$CHRONIR_TRACE_DIR/$1.jsonl"; else echo "CHRONIR_TRACE_UNSET=1"; fi; }
 # start NAME BINARY [VAR=VALUE…]: one process, logged to .run/logs/NAME.log, pid in .run/pids.
 start() {
@@ -75,8 +74,7 @@ start() {
 db_url() { if [ -n "$base" ]; then printf "$base" "chronir_$1" "chronir_$1"; else echo "$DATABASE_URL"; fi; }
 for s in $services; do start "$s" "$s" DATABASE_URL="$(db_url "$s")"; done
 for k in $(seq 1 "$replicas"); do
-    start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" \
-        CHRONIR_RPC_BIND="tcp://${CHRONIR_BIND_HOST:-127.0.0.1}:$((7103 + 10 * (k - 1)))" CHRONIR_OPS_PORT=$((9103 + 10 * (k - 1)))
+    start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" CHRONIR_REPLICA="$k"
 done
 # The web client and the operations page come from web/; the operations page takes the
 # operator's HTTP token, made on first start like the bus keys.

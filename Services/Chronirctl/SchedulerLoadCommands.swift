@@ -1,3 +1,4 @@
+import LoadFixtures
 import ArgumentParser
 import Foundation
 import Logging

@@ -5,7 +5,9 @@ extension EventHandlers {
     /// `other`'s, in the same transaction. A type must be handled the same way in both (one by
     /// one, or in batches with the same set of types).
     public func merging(_ other: EventHandlers) -> EventHandlers {
+        precondition(stream == other.stream, "merging handlers of the \(stream) and \(other.stream) streams")
         var merged = self
+        merged.ignored = ignored.union(other.ignored)
         for (type, handler) in other.handlers {
             precondition(batchHandlers[type] == nil, "\(type) is handled in batches on one side and one by one on the other")
             if let mine = handlers[type] {

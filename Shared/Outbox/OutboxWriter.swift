@@ -18,18 +18,23 @@ public struct OutboxWriter: Sendable {
     /// Where its publish spans go.
     public let telemetry: Telemetry
     let relay: OutboxRelay?
+    /// The database the outbox lives in (its ``transaction(isolation:_:)``).
+    public let database: Database
 
-    public init(stream: String, source: String, telemetry: Telemetry, relay: OutboxRelay?) {
+    /// `relay`: nil where nothing publishes (tests that read the outbox table).
+    public init(stream: String, source: String, telemetry: Telemetry, database: Database, relay: OutboxRelay?) {
+        self.database = database
         self.stream = stream
         self.source = source
         self.telemetry = telemetry
         self.relay = relay
     }
 
-    /// Builds an envelope for `payload` with a publish span linked to the current trace.
-    /// `id`: the event id, when the caller recorded it beforehand (new by default).
-    public func envelope<P: Encodable>(_ type: String, _ payload: P, actor: String?, version: Int = 1, id: String = UUIDv7.string(),
-                                       context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
+    /// Builds an envelope of `event` for `payload` with a publish span linked to the current
+    /// trace. `id`: the event id, when the caller recorded it beforehand (new by default).
+    public func envelope<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int = 1, id: String = UUIDv7.string(),
+                            context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
+        let type = event.type
         var headers: [String: String] = [:]
         let span = telemetry.startPublishSpan(type: type, destination: stream, id: id, context: context, kind: .producer, headers: &headers)
         span.end()
@@ -39,9 +44,9 @@ public struct OutboxWriter: Sendable {
 
     /// Appends one event on `connection` (which must be inside a transaction).
     @discardableResult
-    public func append<P: Encodable>(_ type: String, _ payload: P, actor: String?, version: Int = 1,
-                                     on connection: PostgresConnection) async throws -> Envelope {
-        let e = try envelope(type, payload, actor: actor, version: version)
+    public func append<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int = 1,
+                          on connection: PostgresConnection) async throws -> Envelope {
+        let e = try envelope(event, payload, actor: actor, version: version)
         try await append([e], on: connection)
         return e
     }
@@ -59,8 +64,22 @@ public struct OutboxWriter: Sendable {
                    bodies: envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) })
     }
 
+    /// Runs `body` in a transaction of the outbox's database and, once it commits, wakes the
+    /// relay so the events `body` appended go out at once rather than at its next poll. The
+    /// one way a service changes state and writes events: nothing to remember after the commit.
+    /// `wakes`: whether the committed value means events were written (default: always; a
+    /// wake after nothing was written costs the relay one empty poll).
+    public func transaction<T: Sendable>(isolation: Database.Isolation = .readCommitted,
+                                         wakes: (T) -> Bool = { _ in true },
+                                         _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let value = try await database.transaction(isolation: isolation, body)
+        if wakes(value) { relay?.wake() }
+        return value
+    }
+
     /// Tells the relay that new events were committed, so they go out without waiting for its
-    /// next poll. Call after the transaction commits.
+    /// next poll: for events committed by a transaction that is not ``transaction(isolation:_:)``
+    /// (a consumer's, whose applier calls this after each batch).
     public func committed() {
         relay?.wake()
     }

@@ -6,56 +6,6 @@ import PostgresNIO
 import Synchronization
 import Tracing
 
-/// What an event handler gets besides the payload.
-public struct EventContext: Sendable {
-    /// The event.
-    public let event: DeliveredEvent
-    /// A logger with the event's type and id.
-    public let logger: Logger
-    /// The context of the event's process span (batch handlers pass it to what they publish).
-    public var traceContext: ServiceContext = .topLevel
-
-    /// The envelope.
-    public var envelope: Envelope { event.envelope }
-}
-
-/// The event types a consumer handles, each applied inside the consumer's transaction.
-public struct EventHandlers: Sendable {
-    public typealias Handler = @Sendable (EventContext, PostgresConnection) async throws -> Void
-    /// Handles a run of consecutive events (in order) whose types share the handler.
-    public typealias BatchHandler = @Sendable ([EventContext], PostgresConnection) async throws -> Void
-    var handlers: [String: Handler] = [:]
-    var batchHandlers: [String: (key: String, handler: BatchHandler)] = [:]
-
-    public init() {}
-
-    /// Handles `type`, decoding the payload as `P` (a mismatch dead-letters the event).
-    public mutating func on<P: Decodable & Sendable>(
-        _ type: String, _ payload: P.Type,
-        _ handler: @escaping @Sendable (P, EventContext, PostgresConnection) async throws -> Void
-    ) {
-        handlers[type] = { context, connection in
-            let p = try context.envelope.decodePayload(P.self)
-            try await handler(p, context, connection)
-        }
-    }
-
-    /// Handles `types` in batches: consecutive events of these types in one delivery are given
-    /// together, in order, so a handler can write them with a few statements instead of a few
-    /// per event. A payload that does not decode makes the whole batch fail; the consumer then
-    /// applies its events one by one and dead-letters the bad one.
-    public mutating func onBatch(_ types: [String], _ handler: @escaping BatchHandler) {
-        let key = types.sorted().joined(separator: ",")
-        for type in types { batchHandlers[type] = (key, handler) }
-    }
-
-    /// The handled types.
-    public var types: [String] { Set(handlers.keys).union(batchHandlers.keys).sorted() }
-
-    /// Whether `type` has a handler.
-    public func handles(_ type: String) -> Bool { handlers[type] != nil || batchHandlers[type] != nil }
-}
-
 /// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
 /// locked first, so replicas consuming the same stream take turns and each event is applied
 /// exactly once; event types without a handler just advance the checkpoint.

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A validated schedule that computes its occurrences.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// RFC 5545 text helpers for calendar feeds: escaping, line folding, time zone components.
 public enum ICalendar {

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// Converts between instants and local wall-clock times of one zone, with the rules of
 /// RFC 5545 §3.3.5: a local time inside a spring-forward gap is read with the offset before

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 extension CompiledSchedule {
     /// The schedule as RFC 5545 `DTSTART;TZID=…` and `RRULE:…` lines (for calendar feeds).

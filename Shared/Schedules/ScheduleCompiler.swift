@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 extension Schedule {
     /// Validates the schedule and returns its computable form, or throws a ``ScheduleError``

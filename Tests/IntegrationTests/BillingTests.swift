@@ -79,7 +79,7 @@ struct BillingTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: u.token))?.json["tier"]?.stringValue == "plus" })
             // Every event on the way matches its schema in proto/events.
             let types = try await s.checkPublishedEvents(["billing"])
-            #expect(types == [BillingEvents.entitlementChanged])
+            #expect(types == [BillingEvents.entitlementChanged.type])
         }
     }
 

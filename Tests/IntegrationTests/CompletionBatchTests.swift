@@ -37,7 +37,7 @@ struct CompletionBatchTests {
     func withBatch(_ s: TestSuite, _ body: (CompletionBatch, Database) async throws -> Void) async throws {
         try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
             let store = AlarmStore(database: db)
-            let outbox = OutboxWriter(stream: "alarms", source: "tests/1", telemetry: .discarding(), relay: nil)
+            let outbox = OutboxWriter(stream: "alarms", source: "tests/1", telemetry: .discarding(), database: db, relay: nil)
             try await body(CompletionBatch(store: store, changes: AlarmChanges(store: store, outbox: outbox), outbox: outbox,
                                            missedWindow: .seconds(7200)), db)
         }

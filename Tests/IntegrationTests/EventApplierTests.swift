@@ -19,8 +19,9 @@ struct EventApplierTests {
     }
 
     static func applier(_ db: Database, maxUnwritten: Int64 = 5000) -> PostgresEventApplier {
-        var handlers = EventHandlers()
-        handlers.onBatch(["peer.handled"]) { run, c in
+        var handlers = EventHandlers(PeerEvents.self)
+        handlers.ignore(PeerEvents.ignored)
+        handlers.onBatch([PeerEvents.handled]) { run, c in
             for ctx in run { try await c.query("INSERT INTO applied (seq) VALUES (\(ctx.event.seq))", logger: ctx.logger) }
         }
         return PostgresEventApplier(database: db, handlers: handlers, telemetry: .discarding(), consumerName: "test", maxUnwritten: maxUnwritten)
@@ -100,4 +101,12 @@ struct EventApplierTests {
             #expect(try await Self.appliedSeqs(db) == [3, 4, 5, 6, 7])
         }
     }
+}
+
+/// The test stream's catalogue: one type handled, one not.
+enum PeerEvents: EventCatalogue {
+    static let stream = "peer"
+    static let handled = TypedEvent<Empty>("peer.handled")
+    static let ignored = TypedEvent<Empty>("peer.ignored")
+    static let all: [any EventType] = [handled, ignored]
 }

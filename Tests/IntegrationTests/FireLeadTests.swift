@@ -97,8 +97,8 @@ extension NotificationsTests {
             }
             #expect(dropped == 1)
             let types = try await s.checkPublishedEvents(["scheduler", "notifications"])
-            #expect(types.contains(SchedulerEvents.fireWithdrawn))
-            #expect(types.contains(NotificationsEvents.notificationWithdrawn))
+            #expect(types.contains(SchedulerEvents.fireWithdrawn.type))
+            #expect(types.contains(NotificationsEvents.notificationWithdrawn.type))
         }
     }
 

@@ -1,3 +1,4 @@
+import LoadFixtures
 import Contracts
 import Foundation
 import Messaging
@@ -104,7 +105,7 @@ struct NotificationsTests {
 
             // Every event on the way matches its schema in proto/events.
             let types = try await s.checkPublishedEvents(["notifications"])
-            #expect(types == [NotificationsEvents.notificationCreated])
+            #expect(types == [NotificationsEvents.notificationCreated.type])
         }
     }
 

@@ -1,3 +1,4 @@
+import LoadFixtures
 import Foundation
 import Messaging
 import Outbox
@@ -14,7 +15,7 @@ import Testing
 struct FencingTests {
     func store(_ db: Database, instance: String) throws -> TimerStore {
         let config = try SchedulerConfig(environment: ServiceEnvironment([:]))
-        let outbox = OutboxWriter(stream: "scheduler", source: "tests/1", telemetry: .discarding(), relay: nil)
+        let outbox = OutboxWriter(stream: "scheduler", source: "tests/1", telemetry: .discarding(), database: db, relay: nil)
         return TimerStore(database: db, config: config, outbox: outbox, instance: instance)
     }
 

@@ -79,8 +79,9 @@ final class SchedulerCluster: Sendable {
                                                migrations: [OutboxSchema.migration, received]) { runtime, db, parts in
             var parts = parts
             var router = RPCRouter()
-            var handlers = EventHandlers()
-            handlers.on(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired.self) { e, ctx, c in
+            var handlers = EventHandlers(SchedulerEvents.self)
+            handlers.ignore(SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush, SchedulerEvents.fireWithdrawn)
+            handlers.on(SchedulerEvents.alarmFired) { e, ctx, c in
                 try await c.query("""
                     INSERT INTO received (seq, type, alarm_id, occurrence_at, snooze_count)
                     VALUES (\(ctx.event.seq), \(ctx.envelope.type), \(e.alarmId), \(e.occurrenceAt), \(e.snoozeCount))

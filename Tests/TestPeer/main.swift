@@ -12,6 +12,13 @@ import ServiceKit
 
 struct Numbered: Codable, Sendable { var n: Int }
 
+/// The peer's one-event stream.
+enum ProducerEvents: EventCatalogue {
+    static let stream = "producer"
+    static let numbered = TypedEvent<Numbered>("producer.numbered")
+    static let all: [any EventType] = [numbered]
+}
+
 let arguments = CommandLine.arguments.dropFirst()
 let mode = arguments.first ?? "help"
 let count = arguments.firstIndex(of: "--count").flatMap { Int(arguments[$0 + 1]) } ?? 0
@@ -31,7 +38,7 @@ case "produce":
         let first = try await database.query("SELECT count(*)::int FROM outbox").first(Int.self) ?? 0
         for k in 0..<count {
             try await database.transaction { connection in
-                try await outbox.writer.append("producer.numbered", Numbered(n: first + k + 1), actor: nil, on: connection)
+                try await outbox.writer.append(ProducerEvents.numbered, Numbered(n: first + k + 1), actor: nil, on: connection)
             }
         }
         runtime.logger.notice("appended \(count) events")
@@ -55,8 +62,8 @@ case "consume":
     try await ServiceHost.run(runtime: runtime, migrations: migrations) { runtime, database, parts in
         var parts = parts
         let database = database!
-        var handlers = EventHandlers()
-        handlers.on("producer.numbered", Numbered.self) { payload, context, connection in
+        var handlers = EventHandlers(ProducerEvents.self)
+        handlers.on(ProducerEvents.numbered) { payload, context, connection in
             try await connection.query("""
                 INSERT INTO applied (seq, event_id, n) VALUES (\(context.event.seq), \(context.envelope.id), \(payload.n))
                 """, logger: context.logger)

@@ -61,7 +61,7 @@ struct AccountsHandlers: Sendable {
         if let p = request.platform { try AccountValidation.platform(p) }
         let hash = try await hasher.hash(request.password)
         let id = UUIDv7.string()
-        let (user, session, refresh): (User, String, String) = try await database.transaction { c in
+        let (user, session, refresh): (User, String, String) = try await outbox.transaction { c in
             guard let user = try await store.insertUser(id: id, email: email, passwordHash: hash, displayName: name,
                                                         settings: settings, platform: request.platform, on: c) else {
                 throw ServiceError(.alreadyExists, "an account with this email already exists")
@@ -70,7 +70,6 @@ struct AccountsHandlers: Sendable {
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: id, on: c)
             return (user, session, refresh)
         }
-        outbox.committed()
         return try await result(user, session: session, refresh: refresh)
     }
 
@@ -103,7 +102,7 @@ struct AccountsHandlers: Sendable {
     }
 
     func refresh(_ request: RefreshRequest) async throws -> AuthResult {
-        let outcome: RefreshOutcome = try await database.transaction { c in
+        let outcome: RefreshOutcome = try await outbox.transaction { c in
             guard let row = try await store.lockRefreshToken(request.refreshToken, on: c) else {
                 return .refused("refresh token is not valid")
             }
@@ -127,14 +126,13 @@ struct AccountsHandlers: Sendable {
         case .rotated(let user, let session, let token):
             return try await result(user, session: session, refresh: token)
         case .refused(let reason):
-            outbox.committed()
             throw ServiceError(.authRequired, reason)
         }
     }
 
     func logout(_ request: LogoutRequest, _ context: RPCContext) async throws -> Empty {
         let actor = try context.requireActor()
-        try await database.transaction { c in
+        try await outbox.transaction { c in
             var session = context.envelope.headers[AuthHeaders.session]
             if let token = request.refreshToken {
                 guard let row = try await store.lockRefreshToken(token, on: c), row.userID == actor else {
@@ -147,7 +145,6 @@ struct AccountsHandlers: Sendable {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: actor, session: session), actor: actor, on: c)
             }
         }
-        outbox.committed()
         return Empty()
     }
 
@@ -170,7 +167,7 @@ struct AccountsHandlers: Sendable {
     }
 
     func update(_ uid: String, _ patch: UserPatch) async throws -> User {
-        let user: User = try await database.transaction { c in
+        let user: User = try await outbox.transaction { c in
             guard var user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             if case .cleared = patch.displayName { throw ServiceError(.validationFailed, "displayName cannot be null") }
             if let name = patch.displayName.value { user.displayName = try AccountValidation.displayName(name) }
@@ -204,12 +201,11 @@ struct AccountsHandlers: Sendable {
             try await outbox.append(AccountsEvents.userUpserted, upserted(updated), actor: uid, on: c)
             return updated
         }
-        outbox.committed()
         return user
     }
 
     func delete(_ uid: String) async throws -> Empty {
-        try await database.transaction { c in
+        try await outbox.transaction { c in
             guard let user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             let sessions = try await c.query("""
                 UPDATE sessions SET revoked_at = now(), revoke_reason = 'account deleted' WHERE user_id = \(uid) AND revoked_at IS NULL RETURNING id
@@ -226,7 +222,6 @@ struct AccountsHandlers: Sendable {
             try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
             try await outbox.append(AccountsEvents.userDeleted, AccountsEvents.UserDeleted(uid: uid, email: user.email), actor: uid, on: c)
         }
-        outbox.committed()
         return Empty()
     }
 
@@ -234,7 +229,7 @@ struct AccountsHandlers: Sendable {
 
     func putDevice(_ uid: String, _ request: DeviceUpsert) async throws -> Device {
         let d = try AccountValidation.device(request)
-        let device: Device = try await database.transaction { c in
+        let device: Device = try await outbox.transaction { c in
             let others = try await c.query(
                 "SELECT count(*)::int FROM devices WHERE user_id = \(uid) AND device_id <> \(d.deviceId)", logger: database.logger
             ).first(Int.self) ?? 0
@@ -256,24 +251,22 @@ struct AccountsHandlers: Sendable {
             try await outbox.append(AccountsEvents.deviceUpserted, AccountsEvents.DeviceUpserted(uid: uid, device: device), actor: uid, on: c)
             return device
         }
-        outbox.committed()
         return device
     }
 
     func deleteDevice(_ uid: String, _ deviceId: String) async throws -> Empty {
-        try await database.transaction { c in
+        try await outbox.transaction { c in
             let rows = try await c.query("DELETE FROM devices WHERE user_id = \(uid) AND device_id = \(deviceId) RETURNING device_id", logger: database.logger)
             guard try await rows.first(String.self) != nil else { throw ServiceError(.notFound, "no device \"\(deviceId)\"") }
             try await outbox.append(AccountsEvents.deviceRemoved, AccountsEvents.DeviceRemoved(uid: uid, deviceId: deviceId), actor: uid, on: c)
         }
-        outbox.committed()
         return Empty()
     }
 
     /// `billing.entitlement-changed`: the tier goes on the profile.
     var billing: EventHandlers {
-        var h = EventHandlers()
-        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, _, c in
+        var h = EventHandlers(BillingEvents.self)
+        h.on(BillingEvents.entitlementChanged) { e, _, c in
             try await c.query("UPDATE users SET tier = \(e.tier.rawValue), updated_at = now() WHERE id = \(e.userId)", logger: database.logger)
             if let user = try await store.user(id: e.userId, on: c) {
                 try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
@@ -284,13 +277,12 @@ struct AccountsHandlers: Sendable {
 
     /// Sets the tier on the profile and tells the other services.
     func setTier(_ request: AccountsMethods.SetTier.Request) async throws -> User {
-        let user: User = try await database.transaction { c in
+        let user: User = try await outbox.transaction { c in
             try await c.query("UPDATE users SET tier = \(request.tier.rawValue), updated_at = now() WHERE id = \(request.userId)", logger: database.logger)
             guard let user = try await store.user(id: request.userId, on: c) else { throw ServiceError(.notFound, "no user \(request.userId)") }
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
             return user
         }
-        outbox.committed()
         return user
     }
 

@@ -15,7 +15,7 @@ extension AccountsHandlers {
             settings.timezone = zone
         }
         let id = UUIDv7.string()
-        let (user, session, refresh): (User, String, String) = try await database.transaction { c in
+        let (user, session, refresh): (User, String, String) = try await outbox.transaction { c in
             guard let user = try await store.insertUser(id: id, email: "", emailKey: "anonymous:\(id)", passwordHash: "", displayName: name,
                                                         settings: settings, platform: nil, on: c) else {
                 throw ServiceError(.internalError, "could not create the account")
@@ -24,7 +24,6 @@ extension AccountsHandlers {
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: id, on: c)
             return (user, session, refresh)
         }
-        outbox.committed()
         return try await result(user, session: session, refresh: refresh)
     }
 
@@ -85,13 +84,12 @@ extension AccountsHandlers {
 
     /// Runs `change` on the actor's row and publishes the profile as it is then.
     private func changed(_ actor: String, _ change: @escaping @Sendable (PostgresConnection) async throws -> Void) async throws -> User {
-        let user: User = try await database.transaction { c in
+        let user: User = try await outbox.transaction { c in
             try await change(c)
             guard let user = try await store.user(id: actor, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: actor, on: c)
             return user
         }
-        outbox.committed()
         return user
     }
 }

@@ -59,7 +59,7 @@ struct GroupHandlers: Sendable {
         let name = try Self.text(req.name, field: "name", max: 50)
         let description = try req.description.map { try Self.text($0, field: "description", max: 200) }
         let icon = try Self.text(req.iconName ?? "house", field: "iconName", max: 40)
-        let g: Group = try await database.transaction { c in
+        let g: Group = try await store.outbox.transaction { c in
             guard let user = try await accounts.user(id: actor, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             guard user.tier == .premium else { throw ServiceError(.tierRequired, "creating a group needs Premium") }
             let id = UUIDv7.string()
@@ -69,7 +69,6 @@ struct GroupHandlers: Sendable {
             try await c.query("INSERT INTO group_members (group_id, user_id, role) VALUES (\(id), \(actor), 'owner')", logger: store.logger)
             return try await store.changed(id, actor: actor, on: c)
         }
-        store.outbox.committed()
         return g
     }
 
@@ -84,7 +83,7 @@ struct GroupHandlers: Sendable {
     }
 
     func update(_ req: GroupMethods.Update.Request, actor: String) async throws -> Group {
-        let g: Group = try await database.transaction { c in
+        let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
             guard role == "owner" || role == "admin" else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
             if let n = req.name {
@@ -101,17 +100,15 @@ struct GroupHandlers: Sendable {
             }
             return try await store.changed(g.id, actor: actor, on: c)
         }
-        store.outbox.committed()
         return g
     }
 
     func delete(_ id: String, actor: String) async throws -> Empty {
-        try await database.transaction { c in
+        try await store.outbox.transaction { c in
             let (g, role) = try await visible(id, actor: actor, on: c)
             guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
             try await store.delete(g, actor: actor, on: c)
         }
-        store.outbox.committed()
         return Empty()
     }
 
@@ -119,7 +116,7 @@ struct GroupHandlers: Sendable {
         guard req.role == "admin" || req.role == "member" else {
             throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
         }
-        let m: GroupMember = try await database.transaction { c in
+        let m: GroupMember = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
             guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
             guard let current = try await store.role(of: req.uid, in: g.id, on: c) else {
@@ -131,12 +128,11 @@ struct GroupHandlers: Sendable {
             guard let m = try await store.members(g.id, on: c).first(where: { $0.uid == req.uid }) else { throw Self.notFound(g.id) }
             return m
         }
-        store.outbox.committed()
         return m
     }
 
     func remove(_ req: GroupMethods.MemberRef, actor: String) async throws -> Empty {
-        try await database.transaction { c in
+        try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
             guard let target = try await store.role(of: req.uid, in: g.id, on: c) else {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
@@ -155,12 +151,11 @@ struct GroupHandlers: Sendable {
             try await c.query("DELETE FROM group_members WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
             try await store.changed(g.id, removed: [req.uid], actor: actor, on: c)
         }
-        store.outbox.committed()
         return Empty()
     }
 
     func transfer(_ req: GroupMethods.MemberRef, actor: String) async throws -> Group {
-        let g: Group = try await database.transaction { c in
+        let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
             guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
             guard req.uid != actor else { throw ServiceError(.validationFailed, "you already own group \(g.id)") }
@@ -172,13 +167,12 @@ struct GroupHandlers: Sendable {
             try await c.query("UPDATE groups SET owner_id = \(req.uid) WHERE id = \(g.id)", logger: store.logger)
             return try await store.changed(g.id, actor: actor, on: c)
         }
-        store.outbox.committed()
         return g
     }
 
     /// Adds the acceptor of a group invitation (idempotent: a member already is one).
     func add(_ req: GroupMethods.AddMember.Request) async throws -> Group {
-        let g: Group = try await database.transaction { c in
+        let g: Group = try await store.outbox.transaction { c in
             guard let g = try await store.lock(req.groupId, on: c) else { throw Self.notFound(req.groupId) }
             if g.memberIds.contains(req.uid) { return g }
             guard g.memberCount < g.maxMembers else {
@@ -190,7 +184,6 @@ struct GroupHandlers: Sendable {
                 """, logger: store.logger)
             return try await store.changed(g.id, actor: req.uid, on: c)
         }
-        store.outbox.committed()
         return g
     }
 }

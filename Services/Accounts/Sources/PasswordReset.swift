@@ -23,7 +23,7 @@ extension AccountsHandlers {
     func confirmPasswordReset(_ request: PasswordResetConfirmation) async throws -> Empty {
         try AccountValidation.password(request.password)
         let hash = try await hasher.hash(request.password)
-        try await database.transaction { c in
+        try await outbox.transaction { c in
             guard let (uid, _) = try await AccountMails.consume(request.token, .reset, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid reset token (unknown, used or expired)")
             }
@@ -39,7 +39,6 @@ extension AccountsHandlers {
             }
             try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
         }
-        outbox.committed()
         return Empty()
     }
 
@@ -55,7 +54,7 @@ extension AccountsHandlers {
 
     /// Marks the email verified, if it is still the one the mail went to.
     func confirmVerification(_ request: EmailVerificationConfirmation) async throws -> Empty {
-        let user: User = try await database.transaction { c in
+        let user: User = try await outbox.transaction { c in
             guard let (uid, email) = try await AccountMails.consume(request.token, .verify, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid verification token (unknown, used or expired)")
             }
@@ -70,7 +69,6 @@ extension AccountsHandlers {
             return user
         }
         _ = user
-        outbox.committed()
         return Empty()
     }
 }

@@ -10,7 +10,7 @@ extension AccountsHandlers {
     func providerSignIn(_ request: ProviderSignInRequest) async throws -> AuthResult {
         let identity = try await identities.verify(request.identityToken, provider: request.provider, nonce: request.nonce)
         let name = try request.displayName.map { try AccountValidation.displayName($0) }
-        let (user, session, refresh, created): (User, String, String, Bool) = try await database.transaction { c in
+        let (user, session, refresh, created): (User, String, String, Bool) = try await outbox.transaction(wakes: { $0.3 }) { c in
             if let uid = try await c.query("""
                 SELECT user_id FROM identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
                 """, logger: database.logger).first(String.self), let user = try await store.user(id: uid, on: c) {
@@ -42,7 +42,6 @@ extension AccountsHandlers {
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: id, on: c)
             return (user, session, refresh, true)
         }
-        if created { outbox.committed() }
         return try await result(user, session: session, refresh: refresh)
     }
 

@@ -11,14 +11,15 @@ struct AccountsEventHandlers: Sendable {
     let changes: AlarmChanges
 
     var handlers: EventHandlers {
-        var h = EventHandlers()
-        h.on(AccountsEvents.userUpserted, AccountsEvents.UserUpserted.self) { user, ctx, c in
+        var h = EventHandlers(AccountsEvents.self)
+        h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked)  // groups: GroupEventHandlers
+        h.on(AccountsEvents.userUpserted) { user, ctx, c in
             try await c.query("""
                 INSERT INTO users (user_id, display_name, email, timezone) VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone))
                 ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone
                 """, logger: ctx.logger)
         }
-        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { user, ctx, c in
+        h.on(AccountsEvents.userDeleted) { user, ctx, c in
             try await deleteUser(user.uid, on: c)
         }
         GroupEventHandlers(store: store, changes: changes).register(into: &h)

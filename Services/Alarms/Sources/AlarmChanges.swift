@@ -63,7 +63,7 @@ struct AlarmChanges: Sendable {
 
     private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?,
                         context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
-        let type: String
+        let type: TypedEvent<AlarmsEvents.OccurrenceMarked>
         switch completion.status {
         case "completed": type = AlarmsEvents.alarmCompleted
         case "skipped": type = AlarmsEvents.alarmSkipped

@@ -49,7 +49,7 @@ struct AlarmHandlers: Sendable {
         let now = Date()
         let next = compiled.next(after: now)
 
-        let result: AlarmCreated = try await database.transaction { c in
+        let result: AlarmCreated = try await outbox.transaction(wakes: \.created) { c in
             try await store.lockOwner(actor, on: c)
             if let existing = try await store.fingerprint(id, on: c) {
                 guard existing.owner == actor, existing.fingerprint == fingerprint, let alarm = try await store.load(id, on: c) else {
@@ -92,7 +92,6 @@ struct AlarmHandlers: Sendable {
             try await changes.record(before: nil, after: alarm, actor: actor, on: c)
             return AlarmCreated(alarm: alarm, created: true)
         }
-        if result.created { outbox.committed() }
         return result
     }
 
@@ -126,7 +125,7 @@ struct AlarmHandlers: Sendable {
 
     func update(_ patch: AlarmPatch, actor: String) async throws -> Alarm {
         let now = Date()
-        let updated: Alarm = try await database.transaction { c in
+        let updated: Alarm = try await outbox.transaction { c in
             let a = try await lockVisible(patch.id, actor: actor, on: c)
             let isOwner = a.ownerId == actor
             var groupAdmin = false
@@ -205,7 +204,6 @@ struct AlarmHandlers: Sendable {
             try await changes.record(before: a, after: n, actor: actor, on: c)
             return n
         }
-        outbox.committed()
         return updated
     }
 
@@ -217,7 +215,7 @@ struct AlarmHandlers: Sendable {
     // MARK: Delete
 
     func delete(_ ref: AlarmRef, actor: String) async throws -> Alarm {
-        let deleted: Alarm = try await database.transaction { c in
+        let deleted: Alarm = try await outbox.transaction { c in
             let a = try await lockVisible(ref.id, actor: actor, on: c)
             guard a.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner deletes alarm \(a.id)") }
             try Self.checkVersion(ref.version, a)
@@ -231,7 +229,6 @@ struct AlarmHandlers: Sendable {
             try await changes.record(before: a, after: n, actor: actor, on: c)
             return n
         }
-        outbox.committed()
         return deleted
     }
 }

@@ -44,8 +44,7 @@ struct CompletionBatch: Sendable {
     /// service for 500 connection timeouts.
     func record(_ batch: [MarkRequest]) async -> [Result<CompletionRecorded, any Error>] {
         do {
-            let (answers, wrote) = try await store.database.transaction { c in try await mark(batch, on: c) }
-            if wrote { outbox.committed() }
+            let (answers, _) = try await outbox.transaction(wakes: { $0.1 }) { c in try await mark(batch, on: c) }
             return answers
         } catch {
             guard batch.count > 1, Self.markCouldCause(error) else { return batch.map { _ in .failure(error) } }

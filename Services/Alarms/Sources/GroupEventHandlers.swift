@@ -12,10 +12,10 @@ struct GroupEventHandlers: Sendable {
     let changes: AlarmChanges
 
     func register(into h: inout EventHandlers) {
-        h.on(AccountsEvents.groupUpserted, AccountsEvents.GroupUpserted.self) { e, _, c in
+        h.on(AccountsEvents.groupUpserted) { e, _, c in
             try await upserted(e, on: c)
         }
-        h.on(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted.self) { e, _, c in
+        h.on(AccountsEvents.groupDeleted) { e, _, c in
             try await deleted(e, on: c)
         }
     }

@@ -11,8 +11,9 @@ struct InvitationEventHandlers: Sendable {
     let changes: AlarmChanges
 
     var handlers: EventHandlers {
-        var h = EventHandlers()
-        h.on(InvitationsEvents.accepted, InvitationsEvents.Changed.self) { e, ctx, c in
+        var h = EventHandlers(InvitationsEvents.self)
+        h.ignore(InvitationsEvents.created, InvitationsEvents.declined, InvitationsEvents.revoked, InvitationsEvents.expired)
+        h.on(InvitationsEvents.accepted) { e, ctx, c in
             guard e.invitation.type == "alarm", let user = e.userId else { return }
             guard let a = try await store.lock(e.invitation.referenceId, on: c), a.deletedAt == nil else {
                 ctx.logger.notice("accepted invitation for a deleted alarm", metadata: ["alarm": "\(e.invitation.referenceId)"])

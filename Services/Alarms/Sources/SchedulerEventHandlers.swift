@@ -11,15 +11,16 @@ struct SchedulerEventHandlers: Sendable {
     let changes: AlarmChanges
 
     var handlers: EventHandlers {
-        var h = EventHandlers()
+        var h = EventHandlers(SchedulerEvents.self)
+        h.ignore(SchedulerEvents.preAlarmDue, SchedulerEvents.completionPush)
         // A burst of fires arrives as runs of these: two statements a run.
         h.onBatch([SchedulerEvents.alarmFired]) { run, c in
             try await fired(try run.map { try $0.envelope.decodePayload(SchedulerEvents.AlarmFired.self) }, on: c)
         }
-        h.on(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed.self) { e, _, c in
+        h.on(SchedulerEvents.occurrenceMissed) { e, _, c in
             try await missed(e, on: c)
         }
-        h.on(SchedulerEvents.fireWithdrawn, SchedulerEvents.FireWithdrawn.self) { e, _, c in
+        h.on(SchedulerEvents.fireWithdrawn) { e, _, c in
             try await withdrawn(e, on: c)
         }
         return h

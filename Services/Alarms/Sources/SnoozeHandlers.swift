@@ -70,7 +70,7 @@ struct SnoozeHandlers: Sendable {
         guard Self.plusMinutes.contains(req.minutes) else {
             throw ServiceError(.validationFailed, "minutes must be one of 10, 60, 1440 or 10080")
         }
-        let response: AlarmsMethods.Snooze.Response = try await store.database.transaction { c in
+        let response: AlarmsMethods.Snooze.Response = try await outbox.transaction { c in
             guard let a = try await store.lock(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
@@ -113,7 +113,6 @@ struct SnoozeHandlers: Sendable {
                 snoozeCount: count + 1, userId: actor), actor: actor, on: c)
             return AlarmsMethods.Snooze.Response(alarm: a, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
         }
-        outbox.committed()
         return response
     }
 }

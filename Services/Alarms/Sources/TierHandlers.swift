@@ -15,16 +15,15 @@ struct TierHandlers: Sendable {
     func register(into router: inout RPCRouter) {
         router.on(AlarmsMethods.SetTier.self) { req, _ in
             guard let tier = Tier(rawValue: req.tier) else { throw ServiceError(.validationFailed, "tier must be free, plus or premium") }
-            let deactivated = try await store.database.transaction { c in try await apply(tier, to: req.userId, actor: nil, on: c) }
-            outbox.committed()
+            let deactivated = try await outbox.transaction { c in try await apply(tier, to: req.userId, actor: nil, on: c) }
             return .init(tier: tier.rawValue, deactivated: deactivated)
         }
     }
 
     /// `billing.entitlement-changed`: the tier billing resolved.
     var billing: EventHandlers {
-        var h = EventHandlers()
-        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, _, c in
+        var h = EventHandlers(BillingEvents.self)
+        h.on(BillingEvents.entitlementChanged) { e, _, c in
             _ = try await apply(e.tier, to: e.userId, actor: nil, on: c)
         }
         return h

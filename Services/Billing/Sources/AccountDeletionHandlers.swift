@@ -9,8 +9,9 @@ import PostgresNIO
 /// links back to the account; its entitlement and snooze policies go.
 struct AccountDeletionHandlers: Sendable {
     var handlers: EventHandlers {
-        var h = EventHandlers()
-        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { user, ctx, c in
+        var h = EventHandlers(AccountsEvents.self)
+        h.ignore(AccountsEvents.userUpserted, AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
+        h.on(AccountsEvents.userDeleted) { user, ctx, c in
             let anonymous = "deleted-" + UUID().uuidString.lowercased()
             try await c.query("UPDATE subscriptions SET user_id = \(anonymous) WHERE user_id = \(user.uid)", logger: ctx.logger)
             try await c.query("UPDATE snooze_ledger SET user_id = \(anonymous) WHERE user_id = \(user.uid)", logger: ctx.logger)

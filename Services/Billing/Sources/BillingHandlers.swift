@@ -30,7 +30,7 @@ struct BillingHandlers: Sendable {
             let user = try ctx.requireActor()
             for t in req.signedTransactions ?? [] { _ = try await appleTransaction(t, user: user, reason: "restore") }
             for p in req.purchases ?? [] { _ = try await googlePurchase(p, user: user, reason: "restore") }
-            return try await database.transaction { c in try await store.resolve(user, reason: "restore", on: c) }
+            return try await store.outbox.transaction { c in try await store.resolve(user, reason: "restore", on: c) }
         }
         router.on(BillingMethods.AppleNotification.self) { req, _ in try await appleNotification(req.signedPayload) }
         router.on(BillingMethods.GoogleNotification.self) { req, _ in try await googleNotification(req) }
@@ -63,11 +63,10 @@ struct BillingHandlers: Sendable {
     func appleTransaction(_ jws: String, user: String, reason: String) async throws -> Entitlement {
         let t = try await apple.transaction(jws)
         let u = try appleUpdate(t, user: user, eventAt: t.signedDate.msDate)
-        let e: Entitlement = try await database.transaction { c in
+        let e: Entitlement = try await store.outbox.transaction { c in
             try await store.apply(u, reason: reason, on: c)
             return try await store.resolve(user, reason: reason, on: c)
         }
-        store.outbox.committed()
         return e
     }
 
@@ -80,7 +79,7 @@ struct BillingHandlers: Sendable {
         }
         let t = try await apple.transaction(info)
         let renewal = try await n.data?.signedRenewalInfo.asyncMap { try await apple.renewal($0) }
-        let result: String = try await database.transaction { c in
+        let result: String = try await store.outbox.transaction { c in
             guard try await store.firstTime(n.notificationUUID, store: "apple", type: n.notificationType, on: c) else { return "duplicate" }
             let existing = try await store.lock("apple:\(t.originalTransactionId)", on: c)
             guard let user = existing?.0.uid ?? t.appAccountToken?.lowercased() else {
@@ -119,7 +118,6 @@ struct BillingHandlers: Sendable {
             try await store.noteResult(n.notificationUUID, result, on: c)
             return result
         }
-        store.outbox.committed()
         logger.info("app store notification", metadata: ["type": "\(n.notificationType)", "subtype": "\(n.subtype ?? "-")", "result": "\(result)"])
         return .init(result: result)
     }
@@ -167,11 +165,10 @@ struct BillingHandlers: Sendable {
         let p = try await requirePlay().subscription(token: req.purchaseToken)
         if let id = p.productId, id != req.productId { throw ServiceError(.receiptInvalid, "the purchase is for \(id), not \(req.productId)") }
         let u = try googleUpdate(p, token: req.purchaseToken, productId: req.productId, user: user, eventAt: Date())
-        let e: Entitlement = try await database.transaction { c in
+        let e: Entitlement = try await store.outbox.transaction { c in
             try await store.apply(u, reason: reason, on: c)
             return try await store.resolve(user, reason: reason, on: c)
         }
-        store.outbox.committed()
         return e
     }
 
@@ -192,7 +189,7 @@ struct BillingHandlers: Sendable {
         }
         let eventAt = (rtdn["eventTimeMillis"]?.stringValue.flatMap(Int64.init) ?? rtdn["eventTimeMillis"]?.intValue.map(Int64.init))?.msDate ?? Date()
         let p = try await requirePlay().subscription(token: token)
-        let result: String = try await database.transaction { c in
+        let result: String = try await store.outbox.transaction { c in
             guard try await store.firstTime("google:\(id)", store: "google", type: sub["notificationType"]?.intValue.map(String.init) ?? "?", on: c) else {
                 return "duplicate"
             }
@@ -205,7 +202,6 @@ struct BillingHandlers: Sendable {
             try await store.noteResult("google:\(id)", applied ? "applied" : "stale", on: c)
             return applied ? "applied" : "stale"
         }
-        store.outbox.committed()
         return .init(result: result)
     }
 }

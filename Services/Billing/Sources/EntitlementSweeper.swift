@@ -14,7 +14,7 @@ struct EntitlementSweeper: Sendable {
     let logger: Logger
 
     func sweep(now: Date = Date()) async throws -> Int {
-        let n: Int = try await store.database.transaction { c in
+        let n: Int = try await store.outbox.transaction { c in
             let due = try await SubscriptionStore.decode(c.query("""
                 SELECT \(unescaped: SubscriptionStore.columns) FROM subscriptions
                 WHERE (state = 'active' AND expiry_date <= \(now)) OR (state = 'grace' AND grace_expires_at <= \(now))
@@ -36,7 +36,6 @@ struct EntitlementSweeper: Sendable {
             return due.count
         }
         if n > 0 {
-            store.outbox.committed()
             logger.info("subscriptions moved on: \(n)")
         }
         return n

@@ -14,18 +14,19 @@ struct Gateway: Sendable {
         try await verifier.verify(authorization: request.headers[.authorization])
     }
 
-    /// Sends `payload` as request `type` and returns the reply payload.
-    func call(_ client: RPCClient, _ type: String, payload: Data, caller: Caller?) async throws -> Data {
-        try await client.callRaw(type: type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:]).payload
+    /// Sends `payload` (the request body of `method`, passed through undecoded) to `client` on
+    /// behalf of `caller` and returns the reply payload. The service validates the body.
+    func call(_ method: any RPCMethod.Type, _ client: RPCClient, payload: Data, caller: Caller?) async throws -> Data {
+        try await client.callRaw(type: method.type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:]).payload
     }
 
-    /// Sends `payload` as request `type` to `client` on behalf of `caller` and answers with the
-    /// reply payload as the JSON body.
-    func forward(_ client: RPCClient, _ type: String, payload: Data = Data("{}".utf8), caller: Caller?,
+    /// Sends `payload` as a request of `method` to `client` on behalf of `caller` and answers
+    /// with the reply payload as the JSON body, neither decoded nor re-encoded.
+    func forward(_ method: any RPCMethod.Type, _ client: RPCClient, payload: Data = Data("{}".utf8), caller: Caller?,
                  status: HTTPResponse.Status = .ok, headers: [String: String] = [:]) async throws -> Response {
         var all = caller?.headers ?? [:]
         all.merge(headers) { _, new in new }
-        let reply = try await client.callRaw(type: type, payload: payload, actor: caller?.uid, headers: all)
+        let reply = try await client.callRaw(type: method.type, payload: payload, actor: caller?.uid, headers: all)
         if status == .noContent { return Response(status: .noContent) }
         return HTTPSupport.json(reply.payload, status: status)
     }

@@ -34,7 +34,7 @@ final class RevocationList: EventApplier {
     func apply(stream: String, events: [DeliveredEvent]) async throws {
         let now = Date()
         revoked.withLock { r in
-            for e in events where e.envelope.type == AccountsEvents.sessionRevoked {
+            for e in events where e.envelope.type == AccountsEvents.sessionRevoked.type {
                 if let p = try? e.envelope.decodePayload(AccountsEvents.SessionRevoked.self) { r[p.session] = now }
             }
             r = r.filter { now.timeIntervalSince($0.value) < retention }

@@ -10,7 +10,7 @@ struct ExpirySweeper: Sendable {
 
     /// Expires what is due now; returns how many.
     func sweep() async throws -> Int {
-        let n: Int = try await store.database.transaction { c in
+        let n: Int = try await store.outbox.transaction { c in
             let due = try await InvitationStore.decode(c.query("""
                 SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE status = 'pending' AND expires_at <= now()
                 ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
@@ -21,7 +21,6 @@ struct ExpirySweeper: Sendable {
             return due.count
         }
         if n > 0 {
-            store.outbox.committed()
             logger.info("expired \(n) invitation(s)")
         }
         return n

@@ -10,14 +10,15 @@ struct InvitationEventHandlers: Sendable {
     let store: InvitationStore
 
     var accounts: EventHandlers {
-        var h = EventHandlers()
-        h.on(AccountsEvents.userUpserted, AccountsEvents.UserUpserted.self) { u, ctx, c in
+        var h = EventHandlers(AccountsEvents.self)
+        h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted)
+        h.on(AccountsEvents.userUpserted) { u, ctx, c in
             try await c.query("""
                 INSERT INTO users (uid, email, display_name, tier) VALUES (\(u.uid), \(u.email), \(u.displayName), \(u.tier.rawValue))
                 ON CONFLICT (uid) DO UPDATE SET email = excluded.email, display_name = excluded.display_name, tier = excluded.tier
                 """, logger: ctx.logger)
         }
-        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { u, ctx, c in
+        h.on(AccountsEvents.userDeleted) { u, ctx, c in
             try await c.query("DELETE FROM users WHERE uid = \(u.uid)", logger: ctx.logger)
             // Sent: revoked (announced), then gone. Received: revoked if pending, and kept in
             // the inviter's list without the address or the uid.
@@ -30,15 +31,16 @@ struct InvitationEventHandlers: Sendable {
                 WHERE lower(invitee_email) = lower(\(u.email)) OR accepted_by = \(u.uid)
                 """, logger: ctx.logger)
         }
-        h.on(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted.self) { g, _, c in
+        h.on(AccountsEvents.groupDeleted) { g, _, c in
             try await store.revokePending(reference: g.groupId, reason: "group deleted", on: c)
         }
         return h
     }
 
     var alarms: EventHandlers {
-        var h = EventHandlers()
-        h.on(AlarmsEvents.alarmDeleted, AlarmsEvents.AlarmState.self) { a, _, c in
+        var h = EventHandlers(AlarmsEvents.self)
+        h.ignore(AlarmsEvents.alarmUpserted, AlarmsEvents.alarmCompleted, AlarmsEvents.alarmSkipped, AlarmsEvents.alarmMissed, AlarmsEvents.alarmSnoozed)
+        h.on(AlarmsEvents.alarmDeleted) { a, _, c in
             try await store.revokePending(reference: a.id, reason: "alarm deleted", on: c)
         }
         return h

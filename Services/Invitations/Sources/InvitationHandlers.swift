@@ -81,7 +81,7 @@ struct InvitationHandlers: Sendable {
             }
             referenceName = m.group.name
         }
-        let (invitation, invitee): (Invitation, String?) = try await database.transaction { c in
+        let (invitation, invitee): (Invitation, String?) = try await store.outbox.transaction { c in
             try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(actor)))", logger: store.logger)
             let recent = try await c.query("""
                 SELECT count(*)::int, min(created_at) FROM invitations WHERE inviter_id = \(actor) AND created_at > now() - interval '1 hour'
@@ -108,7 +108,6 @@ struct InvitationHandlers: Sendable {
             return (i, invitee)
         }
         _ = invitee
-        store.outbox.committed()
         return invitation
     }
 
@@ -146,35 +145,35 @@ struct InvitationHandlers: Sendable {
     }
 
     func accept(_ code: String, actor: String, email: String?) async throws -> Invitation {
-        do {
-            let result: Invitation = try await database.transaction { c in
-                let i = try await pending(code, actor: actor, email: email, on: c)
-                if i.expiresAt <= Date() {
-                    _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
-                    throw Expired(at: i.expiresAt)
-                }
-                if i.type == "group" {
-                    // The member limit is checked where members live, before the invitation is spent.
-                    _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))
-                }
-                let name = try await user(actor, on: c)?.name
-                return try await store.finish(i, status: "accepted", event: InvitationsEvents.accepted, user: actor, userName: name, reason: nil, on: c)
+        // An invitation found expired is marked so (and announced) in a transaction that
+        // commits; the refusal is thrown after. (Thrown inside, it rolled the mark back.)
+        let outcome: AcceptOutcome = try await store.outbox.transaction { c in
+            let i = try await pending(code, actor: actor, email: email, on: c)
+            if i.expiresAt <= Date() {
+                _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
+                return .expired(at: i.expiresAt)
             }
-            store.outbox.committed()
-            return result
-        } catch let e as Expired {
-            store.outbox.committed()
-            throw ServiceError(.invitationExpired, "this invitation expired on \(ISOTime.format(e.at))")
+            if i.type == "group" {
+                // The member limit is checked where members live, before the invitation is spent.
+                _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))
+            }
+            let name = try await user(actor, on: c)?.name
+            return .accepted(try await store.finish(i, status: "accepted", event: InvitationsEvents.accepted, user: actor, userName: name, reason: nil, on: c))
+        }
+        switch outcome {
+        case .accepted(let invitation): return invitation
+        case .expired(let at): throw ServiceError(.invitationExpired, "this invitation expired on \(ISOTime.format(at))")
         }
     }
 
-    /// Thrown out of the transaction that marked the invitation expired (so the mark commits).
-    struct Expired: Error {
-        var at: Date
+    /// What accepting did: accepted, or found the invitation expired (and marked it).
+    enum AcceptOutcome: Sendable {
+        case accepted(Invitation)
+        case expired(at: Date)
     }
 
     func decline(_ code: String, actor: String, email: String?) async throws -> Invitation {
-        let result: Invitation = try await database.transaction { c in
+        let result: Invitation = try await store.outbox.transaction { c in
             let i = try await pending(code, actor: actor, email: email, on: c)
             guard i.inviteeEmail != nil else {
                 throw ServiceError(.validationFailed, "a link invitation cannot be declined; just do not accept it")
@@ -182,17 +181,15 @@ struct InvitationHandlers: Sendable {
             let name = try await user(actor, on: c)?.name
             return try await store.finish(i, status: "declined", event: InvitationsEvents.declined, user: actor, userName: name, reason: nil, on: c)
         }
-        store.outbox.committed()
         return result
     }
 
     func revoke(_ code: String, actor: String) async throws -> Invitation {
-        let result: Invitation = try await database.transaction { c in
+        let result: Invitation = try await store.outbox.transaction { c in
             guard let i = try await store.lock(code, on: c), i.inviterId == actor else { throw Self.notFound }
             guard i.status == "pending" else { throw ServiceError(.invitationNotPending, "this invitation was already \(i.status)") }
             return try await store.finish(i, status: "revoked", event: InvitationsEvents.revoked, user: nil, userName: nil, reason: "inviter", on: c)
         }
-        store.outbox.committed()
         return result
     }
 }

@@ -34,7 +34,7 @@ struct InvitationStore: Sendable {
     }
 
     /// Sets the status (and acceptance) and publishes the change.
-    func finish(_ i: Invitation, status: String, event: String, user: String?, userName: String?, reason: String?,
+    func finish(_ i: Invitation, status: String, event: TypedEvent<InvitationsEvents.Changed>, user: String?, userName: String?, reason: String?,
                 on c: PostgresConnection) async throws -> Invitation {
         let rows = try await Self.decode(c.query("""
             UPDATE invitations SET status = \(status), finished_at = now(),

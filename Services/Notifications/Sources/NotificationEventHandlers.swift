@@ -13,12 +13,12 @@ struct NotificationEventHandlers: Sendable {
     let worker: DeliveryWorker
 
     var scheduler: EventHandlers {
-        var h = EventHandlers()
+        var h = EventHandlers(SchedulerEvents.self)
         // A burst of fires arrives as runs of these events: stored a run at a time.
         h.onBatch([SchedulerEvents.alarmFired, SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush]) { run, c in
             try await storeBatch(try run.map { ctx in (try Self.render(ctx.envelope), ctx) }, c)
         }
-        h.on(SchedulerEvents.fireWithdrawn, SchedulerEvents.FireWithdrawn.self) { e, ctx, c in
+        h.on(SchedulerEvents.fireWithdrawn) { e, ctx, c in
             try await withdraw(e, ctx, c)
         }
         return h
@@ -35,19 +35,21 @@ struct NotificationEventHandlers: Sendable {
     }
 
     var invitations: EventHandlers {
-        var h = EventHandlers()
-        h.on(InvitationsEvents.created, InvitationsEvents.Changed.self) { e, ctx, c in
+        var h = EventHandlers(InvitationsEvents.self)
+        h.ignore(InvitationsEvents.declined, InvitationsEvents.revoked, InvitationsEvents.expired)
+        h.on(InvitationsEvents.created) { e, ctx, c in
             if let n = NotificationRenderer.invitationReceived(e) { try await store(n, ctx, c) }
         }
-        h.on(InvitationsEvents.accepted, InvitationsEvents.Changed.self) { e, ctx, c in
+        h.on(InvitationsEvents.accepted) { e, ctx, c in
             try await store(NotificationRenderer.invitationAccepted(e), ctx, c)
         }
         return h
     }
 
     var accounts: EventHandlers {
-        var h = EventHandlers()
-        h.on(AccountsEvents.deviceUpserted, AccountsEvents.DeviceUpserted.self) { e, ctx, c in
+        var h = EventHandlers(AccountsEvents.self)
+        h.ignore(AccountsEvents.userUpserted, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
+        h.on(AccountsEvents.deviceUpserted) { e, ctx, c in
             let d = e.device
             try await c.query("""
                 INSERT INTO devices (user_id, device_id, platform, provider, token, webhook_url, updated_at)
@@ -56,14 +58,14 @@ struct NotificationEventHandlers: Sendable {
                     token = excluded.token, webhook_url = excluded.webhook_url, updated_at = excluded.updated_at
                 """, logger: ctx.logger)
         }
-        h.on(AccountsEvents.deviceRemoved, AccountsEvents.DeviceRemoved.self) { e, ctx, c in
+        h.on(AccountsEvents.deviceRemoved) { e, ctx, c in
             try await c.query("DELETE FROM devices WHERE user_id = \(e.uid) AND device_id = \(e.deviceId)", logger: ctx.logger)
             try await c.query("""
                 UPDATE deliveries SET state = 'dropped', last_error = 'device removed', finished_at = now()
                 WHERE user_id = \(e.uid) AND device_id = \(e.deviceId) AND state = 'pending'
                 """, logger: ctx.logger)
         }
-        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { e, ctx, c in
+        h.on(AccountsEvents.userDeleted) { e, ctx, c in
             try await c.query("DELETE FROM devices WHERE user_id = \(e.uid)", logger: ctx.logger)
             try await c.query("DELETE FROM inbox WHERE user_id = \(e.uid)", logger: ctx.logger)
             try await c.query("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = \(e.uid))", logger: ctx.logger)

@@ -14,13 +14,13 @@ struct AlarmsEventHandlers: Sendable {
     let engine: FireEngine
 
     var handlers: EventHandlers {
-        var h = EventHandlers()
+        var h = EventHandlers(AlarmsEvents.self)
         // A burst of completions arrives as runs of these: a few statements a run.
         h.onBatch([AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted, AlarmsEvents.alarmCompleted,
                    AlarmsEvents.alarmSkipped, AlarmsEvents.alarmMissed]) { run, c in
             try await applyRun(run, on: c)
         }
-        h.on(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed.self) { e, ctx, c in
+        h.on(AlarmsEvents.alarmSnoozed) { e, ctx, c in
             try await store.apply(e.alarm, traceparent: ctx.envelope.headers[EnvelopeHeader.traceparent], on: c)
             try await store.snooze(e, on: c)
             engine.timersChanged()
@@ -44,7 +44,7 @@ struct AlarmsEventHandlers: Sendable {
                 let marked = try e.decodePayload(AlarmsEvents.OccurrenceMarked.self)
                 changes.append(.state(marked.alarm, traceparent: e.headers[EnvelopeHeader.traceparent]))
                 changes.append(.settled(alarmId: marked.alarm.id, occurrence: marked.scheduledDate))
-                if e.type == AlarmsEvents.alarmCompleted { pushes += try fanOut(marked, actor: e.actor, context: ctx.traceContext) }
+                if e.type == AlarmsEvents.alarmCompleted.type { pushes += try fanOut(marked, actor: e.actor, context: ctx.traceContext) }
             }
         }
         try await store.apply(run: changes, on: c)

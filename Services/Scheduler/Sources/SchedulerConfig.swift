@@ -68,8 +68,8 @@ extension Duration {
 
 /// Stable partitioning of alarm ids (FNV-1a 64): the same id lands in the same partition in
 /// every process and release.
-enum Partitioning {
-    static func partition(of alarmId: String, partitions: Int) -> Int {
+public enum Partitioning {
+    public static func partition(of alarmId: String, partitions: Int) -> Int {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in alarmId.utf8 {
             hash ^= UInt64(byte)

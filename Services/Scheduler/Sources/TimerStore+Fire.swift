@@ -26,7 +26,7 @@ extension TimerStore {
         guard !ids.isEmpty, !owned.isEmpty else { return FireResult(skipped: ids.count) }
         let parts = owned.keys.sorted().map(Int32.init)
         let epochs = owned.keys.sorted().map { owned[$0]! }
-        let result: FireResult = try await database.transaction { c in
+        let result: FireResult = try await outbox.transaction(wakes: { !$0.fired.isEmpty }) { c in
             // A replica paused mid-fire must not keep its lease rows locked past its lease.
             try await c.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(config.leaseDuration.milliseconds / 2)"),
                               logger: logger)
@@ -100,7 +100,6 @@ extension TimerStore {
                                                   "record+encode": "\(t1.duration(to: t2))", "outbox": "\(t2.duration(to: .now))"])
             return result
         }
-        if !result.fired.isEmpty { outbox.committed() }
         return result
     }
 

@@ -1,17 +1,18 @@
 import Foundation
+import Wire
 
 /// Events of the `accounts` stream.
 public enum AccountsEvents {
     /// A user signed up or changed their profile (name, time zone, tier).
-    public static let userUpserted = "accounts.user-upserted"
+    public static let userUpserted = TypedEvent<UserUpserted>("accounts.user-upserted")
     /// A user deleted their account: every service removes what it holds of them.
-    public static let userDeleted = "accounts.user-deleted"
+    public static let userDeleted = TypedEvent<UserDeleted>("accounts.user-deleted")
     /// A device was registered or its push token changed.
-    public static let deviceUpserted = "accounts.device-upserted"
+    public static let deviceUpserted = TypedEvent<DeviceUpserted>("accounts.device-upserted")
     /// A device was removed.
-    public static let deviceRemoved = "accounts.device-removed"
+    public static let deviceRemoved = TypedEvent<DeviceRemoved>("accounts.device-removed")
     /// A session was ended (logout, refresh-token reuse, account deletion).
-    public static let sessionRevoked = "accounts.session-revoked"
+    public static let sessionRevoked = TypedEvent<SessionRevoked>("accounts.session-revoked")
 
     /// Payload of ``userUpserted``.
     public struct UserUpserted: Codable, Sendable {

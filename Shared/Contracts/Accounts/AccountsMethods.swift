@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// The requests the accounts service answers.
 public enum AccountsMethods {

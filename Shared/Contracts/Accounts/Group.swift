@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// A group of people sharing alarms (`chronir-api.md` §3.5), owned by the accounts service.
 public struct Group: Codable, Sendable, Equatable {
@@ -211,9 +211,9 @@ public enum GroupMethods {
 
 extension AccountsEvents {
     /// A group was created or changed (name, members, roles): the whole state, and who left.
-    public static let groupUpserted = "accounts.group-upserted"
+    public static let groupUpserted = TypedEvent<GroupUpserted>("accounts.group-upserted")
     /// A group was deleted.
-    public static let groupDeleted = "accounts.group-deleted"
+    public static let groupDeleted = TypedEvent<GroupDeleted>("accounts.group-deleted")
 
     public struct MemberRole: Codable, Sendable, Equatable {
         public var uid: String
@@ -263,4 +263,9 @@ extension AccountsMethods {
         public static let type = "accounts.admin.set-tier"
         public static let access = MethodAccess.operatorOnly
     }
+}
+
+extension AccountsEvents: EventCatalogue {
+    public static let stream = "accounts"
+    public static let all: [any EventType] = [userUpserted, userDeleted, deviceUpserted, deviceRemoved, sessionRevoked, groupUpserted, groupDeleted]
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// `PATCH /v1/me`: the profile fields to change. Members left out stay as they are; `null`
 /// clears a nullable one. `tier`, `email`, `uid` and timestamps are read-only and refused.

@@ -1,20 +1,21 @@
 import Foundation
+import Wire
 import Schedules
 
 /// Events of the `alarms` stream (JSON Schemas in `proto/events/`).
 public enum AlarmsEvents {
     /// An alarm was created or changed (also: deactivated, paused, rescheduled).
-    public static let alarmUpserted = "alarms.alarm-upserted"
+    public static let alarmUpserted = TypedEvent<AlarmState>("alarms.alarm-upserted")
     /// An alarm was deleted (soft).
-    public static let alarmDeleted = "alarms.alarm-deleted"
+    public static let alarmDeleted = TypedEvent<AlarmState>("alarms.alarm-deleted")
     /// An occurrence was marked complete.
-    public static let alarmCompleted = "alarms.alarm-completed"
+    public static let alarmCompleted = TypedEvent<OccurrenceMarked>("alarms.alarm-completed")
     /// An occurrence was skipped.
-    public static let alarmSkipped = "alarms.alarm-skipped"
+    public static let alarmSkipped = TypedEvent<OccurrenceMarked>("alarms.alarm-skipped")
     /// An occurrence passed its window unmarked (logged `missed`).
-    public static let alarmMissed = "alarms.alarm-missed"
+    public static let alarmMissed = TypedEvent<OccurrenceMarked>("alarms.alarm-missed")
     /// An occurrence was snoozed.
-    public static let alarmSnoozed = "alarms.alarm-snoozed"
+    public static let alarmSnoozed = TypedEvent<Snoozed>("alarms.alarm-snoozed")
 
     /// What the scheduler, notifications and invitations need of an alarm.
     public struct AlarmState: Codable, Sendable, Equatable {
@@ -102,4 +103,9 @@ extension AlarmsEvents {
             self.userId = userId
         }
     }
+}
+
+extension AlarmsEvents: EventCatalogue {
+    public static let stream = "alarms"
+    public static let all: [any EventType] = [alarmUpserted, alarmDeleted, alarmCompleted, alarmSkipped, alarmMissed, alarmSnoozed]
 }

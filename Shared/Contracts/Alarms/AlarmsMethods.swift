@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// The requests the alarms service answers.
 public enum AlarmsMethods {

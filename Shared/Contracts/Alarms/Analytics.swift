@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// Product analytics (US-13.1). Server events are derived from the streams; the client sends
 /// only what the server cannot see. Users appear as keyed pseudonyms, never by uid, email,

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// A subscribable calendar feed: a secret URL a calendar app polls without a bearer token.
 public struct CalendarFeed: Codable, Sendable, Equatable {

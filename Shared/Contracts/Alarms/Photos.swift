@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// The image types an alarm's photo may have (`chronir-api.md` §8.1), recognised from the bytes.
 public enum PhotoType: String, Codable, Sendable, CaseIterable {

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// A product of the stores (`chronir-api.md` §9.1).
 public struct Product: Codable, Sendable, Equatable {
@@ -187,7 +187,7 @@ public enum BillingMethods {
 /// Events of the `billing` stream.
 public enum BillingEvents {
     /// A user's resolved tier changed.
-    public static let entitlementChanged = "billing.entitlement-changed"
+    public static let entitlementChanged = TypedEvent<EntitlementChanged>("billing.entitlement-changed")
 
     public struct EntitlementChanged: Codable, Sendable, Equatable {
         public var userId: String
@@ -325,4 +325,9 @@ extension BillingMethods {
         }
         public static let type = "billing.snooze-allowance"
     }
+}
+
+extension BillingEvents: EventCatalogue {
+    public static let stream = "billing"
+    public static let all: [any EventType] = [entitlementChanged]
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// A page of a user's data export (`GET /v1/me/export`): one section's rows, as JSON, and where
 /// the next page starts (nil: this service has nothing more).

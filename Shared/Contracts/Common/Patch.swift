@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// One field of a partial update: left alone, cleared (`null`), or set.
 public enum Patch<T: Codable & Sendable & Equatable>: Sendable, Equatable {

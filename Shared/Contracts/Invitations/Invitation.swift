@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// An invitation to share an alarm or join a group (`chronir-api.md` §3.6). The `id` is the
 /// invite code (128 random bits, URL-safe) and appears in the deep link.
@@ -102,11 +102,11 @@ public enum InvitationsMethods {
 
 /// Events of the `invitations` stream.
 public enum InvitationsEvents {
-    public static let created = "invitations.invitation-created"
-    public static let accepted = "invitations.invitation-accepted"
-    public static let declined = "invitations.invitation-declined"
-    public static let revoked = "invitations.invitation-revoked"
-    public static let expired = "invitations.invitation-expired"
+    public static let created = TypedEvent<Changed>("invitations.invitation-created")
+    public static let accepted = TypedEvent<Changed>("invitations.invitation-accepted")
+    public static let declined = TypedEvent<Changed>("invitations.invitation-declined")
+    public static let revoked = TypedEvent<Changed>("invitations.invitation-revoked")
+    public static let expired = TypedEvent<Changed>("invitations.invitation-expired")
 
     /// Payload of every invitations event.
     public struct Changed: Codable, Sendable, Equatable {
@@ -123,4 +123,9 @@ public enum InvitationsEvents {
             self.reason = reason
         }
     }
+}
+
+extension InvitationsEvents: EventCatalogue {
+    public static let stream = "invitations"
+    public static let all: [any EventType] = [created, accepted, declined, revoked, expired]
 }

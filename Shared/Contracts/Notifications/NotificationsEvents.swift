@@ -1,9 +1,10 @@
 import Foundation
+import Wire
 
 /// Events of the `notifications` stream (published; the gateway follows it for live streams).
 public enum NotificationsEvents {
     /// A notification was stored in a user's inbox.
-    public static let notificationCreated = "notifications.notification-created"
+    public static let notificationCreated = TypedEvent<NotificationCreated>("notifications.notification-created")
 
     /// Payload of ``notificationCreated``.
     public struct NotificationCreated: Codable, Sendable, Equatable {
@@ -13,7 +14,7 @@ public enum NotificationsEvents {
 
     /// Notifications that were waiting for their instant were withdrawn (their fire was
     /// withdrawn before it was due); live followers drop them if they still hold them.
-    public static let notificationWithdrawn = "notifications.notification-withdrawn"
+    public static let notificationWithdrawn = TypedEvent<NotificationWithdrawn>("notifications.notification-withdrawn")
 
     /// Payload of ``notificationWithdrawn``.
     public struct NotificationWithdrawn: Codable, Sendable, Equatable {
@@ -57,4 +58,9 @@ public struct InboxNotification: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.ackedAt = ackedAt
     }
+}
+
+extension NotificationsEvents: EventCatalogue {
+    public static let stream = "notifications"
+    public static let all: [any EventType] = [notificationCreated, notificationWithdrawn]
 }

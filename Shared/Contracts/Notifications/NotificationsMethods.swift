@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// Requests the notifications service answers.
 public enum NotificationsMethods {

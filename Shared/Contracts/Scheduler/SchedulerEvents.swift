@@ -1,19 +1,20 @@
 import Foundation
+import Wire
 
 /// Events of the `scheduler` stream (pushed to notifications and alarms; replayable from any
 /// replica). JSON Schemas in `proto/events/`.
 public enum SchedulerEvents {
     /// An occurrence (or a snoozed re-fire) is due: alert its members.
-    public static let alarmFired = "scheduler.alarm-fired"
+    public static let alarmFired = TypedEvent<AlarmFired>("scheduler.alarm-fired")
     /// A pre-alarm warning is due (24 h for everyone; 7 d / 3 d / 1 d / 1 h for Plus).
-    public static let preAlarmDue = "scheduler.pre-alarm-due"
+    public static let preAlarmDue = TypedEvent<PreAlarmDue>("scheduler.pre-alarm-due")
     /// An occurrence passed its missed window with no completion.
-    public static let occurrenceMissed = "scheduler.occurrence-missed"
+    public static let occurrenceMissed = TypedEvent<OccurrenceMissed>("scheduler.occurrence-missed")
     /// A member completed a shared alarm: tell one other member.
-    public static let completionPush = "scheduler.completion-push"
+    public static let completionPush = TypedEvent<CompletionPush>("scheduler.completion-push")
     /// A fire announced ahead of its due instant (the fire lead) will not happen after all:
     /// the alarm changed before it was due. Notifications drops what it holds for it.
-    public static let fireWithdrawn = "scheduler.fire-withdrawn"
+    public static let fireWithdrawn = TypedEvent<FireWithdrawn>("scheduler.fire-withdrawn")
 
     /// Payload of ``alarmFired``.
     public struct AlarmFired: Codable, Sendable, Equatable {
@@ -145,4 +146,9 @@ public enum SchedulerEvents {
             self.previousFiredAt = previousFiredAt
         }
     }
+}
+
+extension SchedulerEvents: EventCatalogue {
+    public static let stream = "scheduler"
+    public static let all: [any EventType] = [alarmFired, preAlarmDue, occurrenceMissed, completionPush, fireWithdrawn]
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 
 /// What `chronirctl scheduler status` shows.
 public struct SchedulerStatus: Codable, Sendable {

@@ -1,10 +1,14 @@
 import Foundation
 
-/// Where each service listens, and where the others find it.
+/// Where each service listens, and where the others find it: the one place the port scheme is
+/// written (`scripts/run.sh` and `deploy/compose.yaml` name no port of the bus).
 ///
-/// Defaults suit one machine (`make run`); containers override them with
-/// `CHRONIR_<SERVICE>_RPC` / `CHRONIR_<SERVICE>_EVENTS` (e.g. `tcp://alarms:7102`). A service
-/// binds `CHRONIR_RPC_BIND` / `CHRONIR_PUB_BIND` (defaults: its own ports on loopback; containers bind `tcp://*:…`).
+/// Defaults suit one machine (`make run`). `CHRONIR_PEER_HOST` names the host of every peer,
+/// `{service}` standing for its name (containers: `{service}`, so alarms is `tcp://alarms:7102`);
+/// `CHRONIR_<SERVICE>_RPC` / `CHRONIR_<SERVICE>_EVENTS` override one service's endpoints. A
+/// service binds `CHRONIR_RPC_BIND` / `CHRONIR_PUB_BIND` (defaults: its own ports on
+/// `CHRONIR_BIND_HOST`). Replicas on one machine (`CHRONIR_<SERVICE>_REPLICAS=n`, each started
+/// with `CHRONIR_REPLICA=k`) take the ports of replica 1 plus 10 × (k − 1).
 public struct ServiceDirectory: Sendable {
     /// The services of the suite and their default ports.
     public enum Name: String, Sendable, CaseIterable {
@@ -28,6 +32,10 @@ public struct ServiceDirectory: Sendable {
         /// Default operations (metrics/health) HTTP port.
         public var opsPort: Int { rpcPort + 2000 }
 
+        /// The ports of replica `k` (1-based) on one machine are those of replica 1 plus this
+        /// times k − 1.
+        public static let replicaPortStep = 10
+
         var envPrefix: String { "CHRONIR_\(rawValue.uppercased())" }
     }
 
@@ -37,14 +45,37 @@ public struct ServiceDirectory: Sendable {
         self.environment = environment
     }
 
+    /// The host of `service` as its peers reach it (`CHRONIR_PEER_HOST`, default `127.0.0.1`).
+    public func peerHost(_ service: Name) -> String {
+        environment.string("CHRONIR_PEER_HOST", "127.0.0.1").replacingOccurrences(of: "{service}", with: service.rawValue)
+    }
+
+    /// How many replicas of `service` run on one machine (`CHRONIR_<SERVICE>_REPLICAS`, default 1).
+    public func replicas(of service: Name) -> Int {
+        max(1, Int(environment.string("\(service.envPrefix)_REPLICAS", "1")) ?? 1)
+    }
+
+    /// This process's replica number (`CHRONIR_REPLICA`, 1-based, default 1).
+    public var replica: Int { max(1, Int(environment.string("CHRONIR_REPLICA", "1")) ?? 1) }
+
+    /// The offset of replica `k`'s ports.
+    static func offset(replica k: Int) -> Int { Name.replicaPortStep * (k - 1) }
+
     /// The RPC endpoints of `service` (comma-separated list allowed: several replicas).
     public func rpc(_ service: Name) -> [String] {
-        environment.list("\(service.envPrefix)_RPC", ["tcp://127.0.0.1:\(service.rpcPort)"])
+        let host = peerHost(service)
+        return environment.list("\(service.envPrefix)_RPC",
+                                (1...replicas(of: service)).map { "tcp://\(host):\(service.rpcPort + Self.offset(replica: $0))" })
     }
 
     /// The event (PUB) endpoints of `service`.
     public func events(_ service: Name) -> [String] {
-        environment.list("\(service.envPrefix)_EVENTS", ["tcp://127.0.0.1:\(service.pubPort)"])
+        environment.list("\(service.envPrefix)_EVENTS", ["tcp://\(peerHost(service)):\(service.pubPort)"])
+    }
+
+    /// The default operations port of `service` as this replica.
+    public func opsPort(for service: Name) -> Int {
+        service.opsPort + Self.offset(replica: replica)
     }
 
     /// The interface the default binds use: `CHRONIR_BIND_HOST` (default `127.0.0.1`;
@@ -53,11 +84,11 @@ public struct ServiceDirectory: Sendable {
 
     /// What this service binds for requests.
     public func rpcBind(for service: Name) -> [String] {
-        environment.list("CHRONIR_RPC_BIND", ["tcp://\(bindHost):\(service.rpcPort)"])
+        environment.list("CHRONIR_RPC_BIND", ["tcp://\(bindHost):\(service.rpcPort + Self.offset(replica: replica))"])
     }
 
     /// What this service binds for publishing events.
     public func pubBind(for service: Name) -> [String] {
-        environment.list("CHRONIR_PUB_BIND", ["tcp://\(bindHost):\(service.pubPort)"])
+        environment.list("CHRONIR_PUB_BIND", ["tcp://\(bindHost):\(service.pubPort + Self.offset(replica: replica))"])
     }
 }

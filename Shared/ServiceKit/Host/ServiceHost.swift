@@ -149,7 +149,7 @@ public enum ServiceHost {
     }
 
     static func opsPort(_ runtime: ServiceRuntime) -> Int {
-        ServiceDirectory.Name(rawValue: runtime.name)?.opsPort ?? 9100
+        ServiceDirectory.Name(rawValue: runtime.name).map { runtime.directory.opsPort(for: $0) } ?? 9100
     }
 }
 

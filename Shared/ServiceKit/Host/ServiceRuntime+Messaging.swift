@@ -53,7 +53,7 @@ extension ServiceRuntime {
             retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400))
         )
         OutboxReplay.register(in: &router, database: database, streams: [name])
-        let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, relay: relay)
+        let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, database: database, relay: relay)
         return (writer, relay)
     }
 
@@ -83,6 +83,7 @@ extension ServiceRuntime {
     /// The exactly-once consumer of `producer`'s stream and the client its replays go through.
     private func makeConsumer(of producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
                               wakes outbox: OutboxWriter?) throws -> (StreamConsumer, RPCClient) {
+        try handlers.checkChoices(for: producer.rawValue)
         let replay = try rpcClient(to: producer)
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
                                            crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),

@@ -65,7 +65,8 @@ struct AnalyticsHandlers: Sendable {
     /// completions and snoozes is two statements (the tiers it needs, then every row), not two
     /// per event (per event it was most of this service's CPU after a burst of completions).
     var alarmsStream: EventHandlers {
-        var h = EventHandlers()
+        var h = EventHandlers(AlarmsEvents.self)
+        h.ignore(AlarmsEvents.alarmSkipped, AlarmsEvents.alarmMissed)
         h.onBatch([AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted, AlarmsEvents.alarmCompleted, AlarmsEvents.alarmSnoozed]) { run, c in
             try await store.record(try run.compactMap(Self.row), on: c)
         }
@@ -104,7 +105,8 @@ struct AnalyticsHandlers: Sendable {
 
     /// The scheduler stream: fires (batched, one statement a run).
     var schedulerStream: EventHandlers {
-        var h = EventHandlers()
+        var h = EventHandlers(SchedulerEvents.self)
+        h.ignore(SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush, SchedulerEvents.fireWithdrawn)
         h.onBatch([SchedulerEvents.alarmFired]) { run, c in
             let fires = try run.map { try $0.envelope.decodePayload(SchedulerEvents.AlarmFired.self) }
             try await store.recordFires(fires.map { (alarmId: $0.alarmId, ownerId: $0.ownerId, at: $0.dueAt, snoozeCount: $0.snoozeCount) }, on: c)
@@ -114,8 +116,9 @@ struct AnalyticsHandlers: Sendable {
 
     /// The invitations stream: a share begins when an invitation is made.
     var invitationsStream: EventHandlers {
-        var h = EventHandlers()
-        h.on(InvitationsEvents.created, InvitationsEvents.Changed.self) { e, ctx, c in
+        var h = EventHandlers(InvitationsEvents.self)
+        h.ignore(InvitationsEvents.accepted, InvitationsEvents.declined, InvitationsEvents.revoked, InvitationsEvents.expired)
+        h.on(InvitationsEvents.created) { e, ctx, c in
             try await store.record(.shareInitiated, uid: e.invitation.inviterId, at: ctx.envelope.occurredAt,
                                    properties: ["type": .string(e.invitation.type), "byEmail": .bool(e.invitation.inviteeEmail != nil)], on: c)
         }
@@ -124,8 +127,8 @@ struct AnalyticsHandlers: Sendable {
 
     /// The billing stream: a higher tier is an upgrade.
     var billingStream: EventHandlers {
-        var h = EventHandlers()
-        h.on(BillingEvents.entitlementChanged, BillingEvents.EntitlementChanged.self) { e, ctx, c in
+        var h = EventHandlers(BillingEvents.self)
+        h.on(BillingEvents.entitlementChanged) { e, ctx, c in
             try await store.reached(e.userId, tier: e.tier, at: ctx.envelope.occurredAt, on: c)
             guard e.tier > e.previousTier else { return }
             try await store.record(.upgradeCompleted, uid: e.userId, at: ctx.envelope.occurredAt,
@@ -137,11 +140,12 @@ struct AnalyticsHandlers: Sendable {
 
     /// The accounts stream: the first sighting of a user is their signup; a deletion forgets them.
     var accountsStream: EventHandlers {
-        var h = EventHandlers()
-        h.on(AccountsEvents.userUpserted, AccountsEvents.UserUpserted.self) { u, ctx, c in
+        var h = EventHandlers(AccountsEvents.self)
+        h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
+        h.on(AccountsEvents.userUpserted) { u, ctx, c in
             try await store.upsertUser(u.uid, tier: u.tier, at: ctx.envelope.occurredAt, on: c)
         }
-        h.on(AccountsEvents.userDeleted, AccountsEvents.UserDeleted.self) { u, _, c in
+        h.on(AccountsEvents.userDeleted) { u, _, c in
             try await store.forget(u.uid, on: c)
         }
         return h

@@ -48,13 +48,12 @@ struct PhotoHandlers: Sendable {
                                  etag: String(etag), size: data.count, updatedAt: Date())
         try await photos.reserve(row.key, grace: uploadGrace)
         try await storage.put(key: row.key, data: data, type: type)
-        let updated: Alarm = try await database.transaction { c in
+        let updated: Alarm = try await outbox.transaction { c in
             let a = try await writable(req.id, actor: actor, upload: true, on: c)
             let old = try await photos.lockPhoto(of: a.id, on: c)
             try await photos.set(row, alarm: a.id, owner: a.ownerId, replacing: old, on: c)
             return try await changed(a, photoURL: Self.url(alarm: a.id, etag: row.etag), actor: actor, on: c)
         }
-        outbox.committed()
         return updated
     }
 
@@ -72,14 +71,13 @@ struct PhotoHandlers: Sendable {
     }
 
     func delete(_ ref: AlarmRef, actor: String) async throws -> Alarm {
-        let updated: Alarm = try await database.transaction { c in
+        let updated: Alarm = try await outbox.transaction { c in
             let a = try await writable(ref.id, actor: actor, upload: false, on: c)
             try AlarmHandlers.checkVersion(ref.version, a)
             guard let row = try await photos.lockPhoto(of: a.id, on: c) else { throw ServiceError(.notFound, "alarm \(ref.id) has no photo") }
             try await photos.remove(row, alarm: a.id, on: c)
             return try await changed(a, photoURL: nil, actor: actor, on: c)
         }
-        outbox.committed()
         return updated
     }
 

@@ -8,7 +8,7 @@ enum AlarmRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/alarms") { request, _ in
             let caller = try await g.caller(request)
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            let reply = try await g.call(AlarmsMethods.Create.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             let created = try JSONCoding.decoder().decode(AlarmCreated.self, from: reply)
             return try alarmResponse(created.alarm, status: created.created ? .created : .ok)
         }
@@ -16,9 +16,9 @@ enum AlarmRoutes {
         router.post("/v1/alarms:batchImport") { request, _ in
             let caller = try await g.caller(request)
             try g.throttle.admitImport(user: caller.uid)
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.BatchImport.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            let reply = try await g.call(AlarmsMethods.BatchImport.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             var result = try JSONCoding.decoder().decode(AlarmImportResult.self, from: reply)
-            let user = try JSONCoding.decoder().decode(User.self, from: try await g.call(g.clients.accounts, AccountsMethods.MarkMigrated.type,
+            let user = try JSONCoding.decoder().decode(User.self, from: try await g.call(AccountsMethods.MarkMigrated.self, g.clients.accounts,
                                                                                           payload: Data("{}".utf8), caller: caller))
             result.migratedAt = user.migratedAt
             return try HTTPSupport.json(result)
@@ -29,7 +29,7 @@ enum AlarmRoutes {
             if let since = params.get("since") {
                 var feed: [String: JSONValue] = ["since": .string(since)]
                 if let limit = try HTTPSupport.int(request, "limit", in: 1...1000) { feed["limit"] = .number(Double(limit)) }
-                return try await g.forward(g.clients.alarms, AlarmsMethods.Feed.type, payload: JSONCoding.encode(feed), caller: caller)
+                return try await g.forward(AlarmsMethods.Feed.self, g.clients.alarms, payload: JSONCoding.encode(feed), caller: caller)
             }
             var query: [String: JSONValue] = [:]
             for key in ["scope", "groupId", "when", "type", "q", "cursor"] {
@@ -40,12 +40,12 @@ enum AlarmRoutes {
                 query["active"] = .bool(active == "true")
             }
             if let limit = try HTTPSupport.int(request, "limit", in: 1...200) { query["limit"] = .number(Double(limit)) }
-            return try await g.forward(g.clients.alarms, AlarmsMethods.List.type, payload: JSONCoding.encode(query), caller: caller)
+            return try await g.forward(AlarmsMethods.List.self, g.clients.alarms, payload: JSONCoding.encode(query), caller: caller)
         }
         router.get("/v1/alarms/:id") { request, context in
             let caller = try await g.caller(request)
             let ref = AlarmRef(id: try context.parameters.require("id"))
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Get.type, payload: JSONCoding.encode(ref), caller: caller)
+            let reply = try await g.call(AlarmsMethods.Get.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
             return try alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
         }
         router.patch("/v1/alarms/:id") { request, context in
@@ -53,19 +53,19 @@ enum AlarmRoutes {
             var extra: [String: JSONValue] = ["id": .string(try context.parameters.require("id"))]
             if let version = try ifMatch(request) { extra["version"] = .number(Double(version)) }
             let payload = try await HTTPSupport.payload(request, adding: extra)
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Update.type, payload: payload, caller: caller)
+            let reply = try await g.call(AlarmsMethods.Update.self, g.clients.alarms, payload: payload, caller: caller)
             return try alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
         }
         router.delete("/v1/alarms/:id") { request, context in
             let caller = try await g.caller(request)
             let ref = AlarmRef(id: try context.parameters.require("id"), version: try ifMatch(request))
-            _ = try await g.call(g.clients.alarms, AlarmsMethods.Delete.type, payload: JSONCoding.encode(ref), caller: caller)
+            _ = try await g.call(AlarmsMethods.Delete.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
             return Response(status: .noContent)
         }
         router.post("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.Complete.type, payload: payload, caller: caller)
+            let reply = try await g.call(AlarmsMethods.Complete.self, g.clients.alarms, payload: payload, caller: caller)
             // Only `created` is read: the body passes through as the alarms service wrote it.
             let created = try JSONMember.raw("created", in: reply) == Data("true".utf8)
             return HTTPSupport.json(reply, status: created ? .created : .ok)
@@ -73,21 +73,21 @@ enum AlarmRoutes {
         router.post("/v1/alarms/:id/snooze") { request, context in
             let caller = try await g.caller(request)
             let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
-            return try await g.forward(g.clients.alarms, AlarmsMethods.Snooze.type, payload: payload, caller: caller)
+            return try await g.forward(AlarmsMethods.Snooze.self, g.clients.alarms, payload: payload, caller: caller)
         }
         router.get("/v1/alarms/:id/snooze") { request, context in
             let caller = try await g.caller(request)
             let ref = AlarmsMethods.SnoozeOptions.Request(alarmId: try context.parameters.require("id"))
-            return try await g.forward(g.clients.alarms, AlarmsMethods.SnoozeOptions.type, payload: JSONCoding.encode(ref), caller: caller)
+            return try await g.forward(AlarmsMethods.SnoozeOptions.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
         }
         router.get("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(g.clients.alarms, AlarmsMethods.Completions.type,
+            return try await g.forward(AlarmsMethods.Completions.self, g.clients.alarms,
                                        payload: try completionQuery(request, id: try context.parameters.require("id")), caller: caller)
         }
         router.get("/v1/alarms/:id/completions.csv") { request, context in
             let caller = try await g.caller(request)
-            let reply = try await g.call(g.clients.alarms, AlarmsMethods.CompletionsCSV.type,
+            let reply = try await g.call(AlarmsMethods.CompletionsCSV.self, g.clients.alarms,
                                          payload: try completionQuery(request, id: try context.parameters.require("id")), caller: caller)
             return try document(reply)
         }
@@ -96,19 +96,19 @@ enum AlarmRoutes {
             router.on("/v1/alarms/:id/completions/:completionId", method: method) { request, context -> Response in
                 let caller = try await g.caller(request)
                 let ref = AlarmRef(id: try context.parameters.require("id"))
-                _ = try await g.call(g.clients.alarms, AlarmsMethods.Get.type, payload: JSONCoding.encode(ref), caller: caller)
+                _ = try await g.call(AlarmsMethods.Get.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
                 throw ServiceError(.permissionDenied, "completions are immutable")
             }
         }
         router.get("/v1/alarms/:id/calendar.ics") { request, context in
             let caller = try await g.caller(request)
             let payload = try JSONCoding.encode(AlarmsMethods.Calendar.Request(alarmId: try context.parameters.require("id")))
-            return try document(try await g.call(g.clients.alarms, AlarmsMethods.Calendar.type, payload: payload, caller: caller))
+            return try document(try await g.call(AlarmsMethods.Calendar.self, g.clients.alarms, payload: payload, caller: caller))
         }
         router.get("/v1/me/calendar.ics") { request, _ in
             let caller = try await g.caller(request)
             let payload = try JSONCoding.encode(AlarmsMethods.Calendar.Request())
-            return try document(try await g.call(g.clients.alarms, AlarmsMethods.Calendar.type, payload: payload, caller: caller))
+            return try document(try await g.call(AlarmsMethods.Calendar.self, g.clients.alarms, payload: payload, caller: caller))
         }
     }
 

@@ -10,7 +10,7 @@ enum AnalyticsRoutes {
         router.post("/v1/analytics/events") { request, _ in
             let caller = try await g.caller(request)
             try g.throttle.admitAnalytics(user: caller.uid)
-            let reply = try await g.call(g.clients.alarms, AnalyticsMethods.Record.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            let reply = try await g.call(AnalyticsMethods.Record.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             return HTTPSupport.json(reply, status: .accepted)
         }
     }

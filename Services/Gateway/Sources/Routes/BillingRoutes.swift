@@ -19,34 +19,34 @@ enum BillingRoutes {
             return caller
         }
         router.get("/v1/products") { _, _ in
-            try await g.forward(billing, BillingMethods.Products.type, caller: nil)
+            try await g.forward(BillingMethods.Products.self, billing, caller: nil)
         }
         router.get("/v1/entitlements") { request, _ in
-            try await g.forward(billing, BillingMethods.Entitlements.type, caller: try await g.caller(request))
+            try await g.forward(BillingMethods.Entitlements.self, billing, caller: try await g.caller(request))
         }
         router.post("/v1/subscriptions/apple") { request, _ in
             let caller = try await purchaser(request)
-            return try await g.forward(billing, BillingMethods.Apple.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            return try await g.forward(BillingMethods.Apple.self, billing, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.post("/v1/subscriptions/google") { request, _ in
             let caller = try await purchaser(request)
-            return try await g.forward(billing, BillingMethods.Google.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            return try await g.forward(BillingMethods.Google.self, billing, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.post("/v1/subscriptions/restore") { request, _ in
             let caller = try await purchaser(request)
-            return try await g.forward(billing, BillingMethods.Restore.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            return try await g.forward(BillingMethods.Restore.self, billing, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.get("/v1/me/snooze-ledger") { request, _ in
-            try await g.forward(billing, BillingMethods.Ledger.type, caller: try await g.caller(request))
+            try await g.forward(BillingMethods.Ledger.self, billing, caller: try await g.caller(request))
         }
         router.post("/v1/me/snooze-ledger") { request, _ in
             let caller = try await g.caller(request)
-            return try await g.forward(billing, BillingMethods.PaidSnooze.type, payload: try await HTTPSupport.payload(request), caller: caller,
+            return try await g.forward(BillingMethods.PaidSnooze.self, billing, payload: try await HTTPSupport.payload(request), caller: caller,
                                        status: .created)
         }
         router.put("/v1/alarms/:id/snooze-policy") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(billing, BillingMethods.PutSnoozePolicy.type,
+            return try await g.forward(BillingMethods.PutSnoozePolicy.self, billing,
                                        payload: try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))]),
                                        caller: caller)
         }
@@ -57,7 +57,7 @@ enum BillingRoutes {
                 guard case .string(let payload)? = body["signedPayload"] else {
                     throw ServiceError(.validationFailed, "the body must be {\"signedPayload\": \"<JWS>\"}")
                 }
-                return try await g.forward(billing, BillingMethods.AppleNotification.type,
+                return try await g.forward(BillingMethods.AppleNotification.self, billing,
                                            payload: try JSONCoding.encode(BillingMethods.AppleNotification.Request(signedPayload: payload)), caller: nil)
             } catch let e as ServiceError {
                 logger.warning("app store webhook refused", metadata: ["code": "\(e.code.rawValue)", "reason": "\(e.message)"])
@@ -68,7 +68,7 @@ enum BillingRoutes {
             do {
                 let body = try await HTTPSupport.object(request)
                 let token = request.uri.queryParameters.get("token")
-                return try await g.forward(billing, BillingMethods.GoogleNotification.type,
+                return try await g.forward(BillingMethods.GoogleNotification.self, billing,
                                            payload: try JSONCoding.encode(BillingMethods.GoogleNotification.Request(token: token, body: .object(body))),
                                            caller: nil)
             } catch let e as ServiceError {

@@ -28,26 +28,26 @@ enum CalendarFeedRoutes {
         }
         router.post("/v1/me/calendar-feeds") { request, _ in
             let caller = try await g.caller(request)
-            let reply = try await g.call(g.clients.alarms, CalendarFeedMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            let reply = try await g.call(CalendarFeedMethods.Create.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             return try HTTPSupport.json(json(try JSONCoding.decode(CalendarFeed.self, from: reply), request), status: .created)
         }
         router.get("/v1/me/calendar-feeds") { request, _ in
             let caller = try await g.caller(request)
-            let reply = try await g.call(g.clients.alarms, CalendarFeedMethods.List.type, payload: Data("{}".utf8), caller: caller)
+            let reply = try await g.call(CalendarFeedMethods.List.self, g.clients.alarms, payload: Data("{}".utf8), caller: caller)
             let list = try JSONCoding.decode(CalendarFeedList.self, from: reply)
             return try HTTPSupport.json(JSONValue.object(["feeds": .array(list.feeds.map { json($0, request) })]))
         }
         router.delete("/v1/me/calendar-feeds/:id") { request, context in
             let caller = try await g.caller(request)
             let payload = try JSONCoding.encode(CalendarFeedRef(id: try context.parameters.require("id")))
-            return try await g.forward(g.clients.alarms, CalendarFeedMethods.Delete.type, payload: payload, caller: caller, status: .noContent)
+            return try await g.forward(CalendarFeedMethods.Delete.self, g.clients.alarms, payload: payload, caller: caller, status: .noContent)
         }
         router.get("/cal/:file") { request, context in
             let file = try context.parameters.require("file")
             guard file.hasSuffix(".ics") else { throw ServiceError(.notFound, "no such calendar feed") }
             let payload = try JSONCoding.encode(CalendarFeedFetch(token: String(file.dropLast(4))))
             let doc = try JSONCoding.decode(CalendarFeedDocument.self,
-                                            from: try await g.call(g.clients.alarms, CalendarFeedMethods.Fetch.type, payload: payload, caller: nil))
+                                            from: try await g.call(CalendarFeedMethods.Fetch.self, g.clients.alarms, payload: payload, caller: nil))
             var headers: HTTPFields = [.eTag: doc.etag, .cacheControl: "private, max-age=300"]
             if let seen = request.headers[.ifNoneMatch], seen.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == doc.etag }) {
                 return Response(status: .notModified, headers: headers)

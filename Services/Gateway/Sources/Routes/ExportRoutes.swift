@@ -11,13 +11,13 @@ enum ExportRoutes {
         router.get("/v1/me/export") { request, _ in
             let caller = try await g.caller(request)
             try g.throttle.admitExport(user: caller.uid)
-            let sources: [(RPCClient, String)] = [
-                (g.clients.accounts, ExportMethods.Accounts.type), (g.clients.alarms, ExportMethods.Alarms.type),
-                (g.clients.invitations, ExportMethods.Invitations.type), (g.clients.notifications, ExportMethods.Notifications.type),
-                (g.clients.billing, ExportMethods.Billing.type),
+            let sources: [(RPCClient, any RPCMethod.Type)] = [
+                (g.clients.accounts, ExportMethods.Accounts.self), (g.clients.alarms, ExportMethods.Alarms.self),
+                (g.clients.invitations, ExportMethods.Invitations.self), (g.clients.notifications, ExportMethods.Notifications.self),
+                (g.clients.billing, ExportMethods.Billing.self),
             ]
-            @Sendable func page(_ source: (RPCClient, String), after: String?) async throws -> ExportPage {
-                let reply = try await g.call(source.0, source.1, payload: try JSONCoding.encode(ExportRequest(after: after)), caller: caller)
+            @Sendable func page(_ source: (RPCClient, any RPCMethod.Type), after: String?) async throws -> ExportPage {
+                let reply = try await g.call(source.1, source.0, payload: try JSONCoding.encode(ExportRequest(after: after)), caller: caller)
                 return try JSONCoding.decode(ExportPage.self, from: reply)
             }
             // Every service's first page before the answer starts: one that cannot answer makes

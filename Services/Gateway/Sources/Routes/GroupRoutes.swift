@@ -14,42 +14,42 @@ enum GroupRoutes {
         }
         router.post("/v1/groups") { request, _ in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller, status: .created)
+            return try await g.forward(GroupMethods.Create.self, accounts, payload: try await HTTPSupport.payload(request), caller: caller, status: .created)
         }
         router.get("/v1/groups") { request, _ in
-            try await g.forward(accounts, GroupMethods.List.type, caller: try await g.caller(request))
+            try await g.forward(GroupMethods.List.self, accounts, caller: try await g.caller(request))
         }
         router.get("/v1/groups/:id") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Get.type, payload: try JSONCoding.encode(try ref(context)), caller: caller)
+            return try await g.forward(GroupMethods.Get.self, accounts, payload: try JSONCoding.encode(try ref(context)), caller: caller)
         }
         router.patch("/v1/groups/:id") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Update.type, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
+            return try await g.forward(GroupMethods.Update.self, accounts, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
                                        caller: caller)
         }
         router.delete("/v1/groups/:id") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Delete.type, payload: try JSONCoding.encode(try ref(context)), caller: caller,
+            return try await g.forward(GroupMethods.Delete.self, accounts, payload: try JSONCoding.encode(try ref(context)), caller: caller,
                                        status: .noContent)
         }
         router.get("/v1/groups/:id/members") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Members.type, payload: try JSONCoding.encode(try ref(context)), caller: caller)
+            return try await g.forward(GroupMethods.Members.self, accounts, payload: try JSONCoding.encode(try ref(context)), caller: caller)
         }
         router.patch("/v1/groups/:id/members/:uid") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.SetRole.type, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
+            return try await g.forward(GroupMethods.SetRole.self, accounts, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
                                        caller: caller)
         }
         router.delete("/v1/groups/:id/members/:uid") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.RemoveMember.type, payload: try JSONCoding.encode(try ref(context)), caller: caller,
+            return try await g.forward(GroupMethods.RemoveMember.self, accounts, payload: try JSONCoding.encode(try ref(context)), caller: caller,
                                        status: .noContent)
         }
         router.post("/v1/groups/:id/transfer") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(accounts, GroupMethods.Transfer.type, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
+            return try await g.forward(GroupMethods.Transfer.self, accounts, payload: try await HTTPSupport.payload(request, adding: try ref(context)),
                                        caller: caller)
         }
     }

@@ -12,30 +12,30 @@ enum InvitationRoutes {
         }
         router.post("/v1/invitations") { request, _ in
             let caller = try await g.caller(request)
-            return try await g.forward(invitations, InvitationsMethods.Create.type, payload: try await HTTPSupport.payload(request), caller: caller,
+            return try await g.forward(InvitationsMethods.Create.self, invitations, payload: try await HTTPSupport.payload(request), caller: caller,
                                        status: .created)
         }
         router.get("/v1/invitations") { request, _ in
             let caller = try await g.caller(request)
             let role = request.uri.queryParameters.get("role") ?? "invitee"
-            return try await g.forward(invitations, InvitationsMethods.List.type,
+            return try await g.forward(InvitationsMethods.List.self, invitations,
                                        payload: try JSONCoding.encode(InvitationsMethods.List.Request(role: role)), caller: caller)
         }
         router.get("/v1/invitations/:code") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(invitations, InvitationsMethods.Get.type, payload: try code(context), caller: caller)
+            return try await g.forward(InvitationsMethods.Get.self, invitations, payload: try code(context), caller: caller)
         }
         router.post("/v1/invitations/:code/accept") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(invitations, InvitationsMethods.Accept.type, payload: try code(context), caller: caller)
+            return try await g.forward(InvitationsMethods.Accept.self, invitations, payload: try code(context), caller: caller)
         }
         router.post("/v1/invitations/:code/decline") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(invitations, InvitationsMethods.Decline.type, payload: try code(context), caller: caller)
+            return try await g.forward(InvitationsMethods.Decline.self, invitations, payload: try code(context), caller: caller)
         }
         router.delete("/v1/invitations/:code") { request, context in
             let caller = try await g.caller(request)
-            return try await g.forward(invitations, InvitationsMethods.Revoke.type, payload: try code(context), caller: caller)
+            return try await g.forward(InvitationsMethods.Revoke.self, invitations, payload: try code(context), caller: caller)
         }
     }
 }

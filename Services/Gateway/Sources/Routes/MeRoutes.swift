@@ -6,29 +6,29 @@ import Messaging
 enum MeRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.get("/v1/me") { request, _ in
-            try await g.forward(g.clients.accounts, AccountsMethods.GetMe.type, caller: try await g.caller(request))
+            try await g.forward(AccountsMethods.GetMe.self, g.clients.accounts, caller: try await g.caller(request))
         }
         router.patch("/v1/me") { request, _ in
             let caller = try await g.caller(request)
-            return try await g.forward(g.clients.accounts, AccountsMethods.UpdateMe.type, payload: try await HTTPSupport.payload(request), caller: caller)
+            return try await g.forward(AccountsMethods.UpdateMe.self, g.clients.accounts, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.delete("/v1/me") { request, _ in
-            try await g.forward(g.clients.accounts, AccountsMethods.DeleteMe.type, caller: try await g.caller(request), status: .noContent)
+            try await g.forward(AccountsMethods.DeleteMe.self, g.clients.accounts, caller: try await g.caller(request), status: .noContent)
         }
         router.get("/v1/me/devices") { request, _ in
-            try await g.forward(g.clients.accounts, AccountsMethods.ListDevices.type, caller: try await g.caller(request))
+            try await g.forward(AccountsMethods.ListDevices.self, g.clients.accounts, caller: try await g.caller(request))
         }
         router.put("/v1/me/devices/:deviceId") { request, context in
             let caller = try await g.caller(request)
             let id = try context.parameters.require("deviceId")
-            return try await g.forward(g.clients.accounts, AccountsMethods.PutDevice.type,
+            return try await g.forward(AccountsMethods.PutDevice.self, g.clients.accounts,
                                        payload: try await HTTPSupport.payload(request, adding: ["deviceId": .string(id)]), caller: caller)
         }
         router.delete("/v1/me/devices/:deviceId") { request, context in
             let caller = try await g.caller(request)
             let id = try context.parameters.require("deviceId")
             let payload = try JSONCoding.encode(AccountsMethods.DeleteDevice.Request(deviceId: id))
-            return try await g.forward(g.clients.accounts, AccountsMethods.DeleteDevice.type, payload: payload, caller: caller, status: .noContent)
+            return try await g.forward(AccountsMethods.DeleteDevice.self, g.clients.accounts, payload: payload, caller: caller, status: .noContent)
         }
     }
 }

@@ -11,14 +11,14 @@ enum NotificationRoutes {
             let caller = try await g.caller(request)
             let q = request.uri.queryParameters
             let query = NotificationsMethods.Inbox.Request(since: try cursor(q.get("since")), limit: try limit(q.get("limit")))
-            return try await g.forward(g.clients.notifications, NotificationsMethods.Inbox.type, payload: try JSONCoding.encode(query), caller: caller)
+            return try await g.forward(NotificationsMethods.Inbox.self, g.clients.notifications, payload: try JSONCoding.encode(query), caller: caller)
         }
         router.post("/v1/me/notifications/:id/ack") { request, context in
             let caller = try await g.caller(request)
             guard let id = Int64(try context.parameters.require("id")) else {
                 throw ServiceError(.notFound, "no such notification")
             }
-            return try await g.forward(g.clients.notifications, NotificationsMethods.Ack.type,
+            return try await g.forward(NotificationsMethods.Ack.self, g.clients.notifications,
                                        payload: try JSONCoding.encode(NotificationsMethods.Ack.Request(id: id)), caller: caller)
         }
         router.get("/v1/me/events") { request, _ in

@@ -21,13 +21,13 @@ enum PhotoRoutes {
                 throw ServiceError(.unsupportedMediaType, "the body is not \(type.rawValue): its bytes do not carry that format's signature")
             }
             let payload = try JSONCoding.encode(PhotoUpload(id: id, contentType: type, data: data))
-            let reply = try await g.call(g.clients.alarms, PhotoMethods.Put.type, payload: payload, caller: caller)
+            let reply = try await g.call(PhotoMethods.Put.self, g.clients.alarms, payload: payload, caller: caller)
             return try AlarmRoutes.alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
         }
         router.get("/v1/alarms/:id/photo") { request, context in
             let caller = try await g.caller(request)
             let fetch = PhotoFetch(id: try context.parameters.require("id"), ifNoneMatch: request.headers[.ifNoneMatch].map(tags))
-            let reply = try await g.call(g.clients.alarms, PhotoMethods.Get.type, payload: JSONCoding.encode(fetch), caller: caller)
+            let reply = try await g.call(PhotoMethods.Get.self, g.clients.alarms, payload: JSONCoding.encode(fetch), caller: caller)
             let photo = try JSONCoding.decoder().decode(PhotoContent.self, from: reply)
             var headers: HTTPFields = [.eTag: "\"\(photo.etag)\"", .cacheControl: "private, max-age=300",
                                        .lastModified: httpDate(photo.updatedAt)]
@@ -38,7 +38,7 @@ enum PhotoRoutes {
         router.delete("/v1/alarms/:id/photo") { request, context in
             let caller = try await g.caller(request)
             let ref = AlarmRef(id: try context.parameters.require("id"), version: try AlarmRoutes.ifMatch(request))
-            let reply = try await g.call(g.clients.alarms, PhotoMethods.Delete.type, payload: JSONCoding.encode(ref), caller: caller)
+            let reply = try await g.call(PhotoMethods.Delete.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
             return try AlarmRoutes.alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
         }
     }

@@ -27,7 +27,7 @@ public enum ISOTime {
             seconds -= 1
         }
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let c = civil(fromDays: days)
+        let c = CivilCalendar.date(Int(days))
         let sod = Int(seconds - days * 86400)
         return String(unsafeUninitializedCapacity: 24) { out in
             var k = 0
@@ -80,7 +80,7 @@ public enum ISOTime {
               u[10] == UInt8(ascii: "T") || u[10] == UInt8(ascii: "t") || u[10] == 0x20,
               let hour = num(11, 2), u[13] == 0x3A, let minute = num(14, 2), u[16] == 0x3A, let second = num(17, 2)
         else { return nil }
-        guard (1...12).contains(month), (1...daysIn(year: year, month: month)).contains(day),
+        guard (1...12).contains(month), (1...CivilCalendar.daysIn(year: year, month: month)).contains(day),
               hour < 24, minute < 60, second < 61 else { return nil }
         var k = 19
         var millis = 0
@@ -109,46 +109,8 @@ public enum ISOTime {
             return nil
         }
         guard k == u.count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
+        let days = CivilCalendar.day(year: year, month: month, day: day)
         let secs = Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + min(second, 59)) - Int64(offsetSeconds)
         return secs * 1000 + Int64(millis)
     }
-
-    // MARK: - Civil calendar (Howard Hinnant's algorithms)
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date.
-    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146097 + doe - 719468
-    }
-
-    /// The proleptic Gregorian date of a day count since 1970-01-01.
-    public static func civil(fromDays z0: Int64) -> (year: Int, month: Int, day: Int) {
-        let z = Int(z0) + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
-
-    /// Days in a month of the proleptic Gregorian calendar.
-    public static func daysIn(year: Int, month: Int) -> Int {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Whether a Gregorian year is a leap year.
-    public static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 }

@@ -1,8 +1,9 @@
 /// Proleptic Gregorian calendar arithmetic on day numbers (days since 1970-01-01), after
-/// Howard Hinnant's algorithms. No allocation, no `Calendar`.
-enum CivilCalendar {
+/// Howard Hinnant's algorithms. No allocation, no `Calendar`. The one implementation: ISO time
+/// stamps (``ISOTime``) and schedules (`Schedules`) both use it.
+public enum CivilCalendar {
     /// Day number of a date.
-    static func day(year: Int, month: Int, day: Int) -> Int {
+    public static func day(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -13,7 +14,7 @@ enum CivilCalendar {
     }
 
     /// The date of a day number.
-    static func date(_ z0: Int) -> (year: Int, month: Int, day: Int) {
+    public static func date(_ z0: Int) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let doe = z - era * 146097
@@ -26,13 +27,13 @@ enum CivilCalendar {
     }
 
     /// ISO weekday of a day number: 1 = Monday … 7 = Sunday.
-    static func weekday(_ day: Int) -> Int {
+    public static func weekday(_ day: Int) -> Int {
         ((day + 3) % 7 + 7) % 7 + 1
     }
 
-    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+    public static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
 
-    static func daysIn(year: Int, month: Int) -> Int {
+    public static func daysIn(year: Int, month: Int) -> Int {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -41,14 +42,14 @@ enum CivilCalendar {
     }
 
     /// Months since year 0 (for interval arithmetic).
-    static func monthIndex(year: Int, month: Int) -> Int { year * 12 + month - 1 }
+    public static func monthIndex(year: Int, month: Int) -> Int { year * 12 + month - 1 }
 
     /// Floor division.
-    static func floorDiv(_ a: Int, _ b: Int) -> Int {
+    public static func floorDiv(_ a: Int, _ b: Int) -> Int {
         let q = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
 
     /// Non-negative modulo.
-    static func mod(_ a: Int, _ b: Int) -> Int { ((a % b) + b) % b }
+    public static func mod(_ a: Int, _ b: Int) -> Int { ((a % b) + b) % b }
 }

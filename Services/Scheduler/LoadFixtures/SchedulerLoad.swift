@@ -1,4 +1,5 @@
 import Foundation
+import SchedulerService
 import Persistence
 import PostgresNIO
 
