@@ -11,7 +11,7 @@ struct AccountsAuthTests {
     func withSuite(accessTTL: String = "1h", _ body: (TestSuite) async throws -> Void) async throws {
         try await withTestSuite(label: "auth", start: { suite in
             try suite.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_ACCESS_TTL": accessTTL], build: AccountsService.build)
-            try suite.start("gateway", migrations: nil) { runtime, _, _ in
+            try suite.start("gateway") { runtime, _ in
                 try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }, body)

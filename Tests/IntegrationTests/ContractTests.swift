@@ -105,7 +105,7 @@ struct ContractTests {
         try await withTestSuite(label: "contracts", start: { suite in
             try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
             // Services not started here time out fast: only "is it routed" matters.
-            try suite.start("gateway", migrations: nil, extra: ["CHRONIR_UPSTREAM_TIMEOUT": "300ms"]) { runtime, _, _ in
+            try suite.start("gateway", extra: ["CHRONIR_UPSTREAM_TIMEOUT": "300ms"]) { runtime, _ in
                 try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }) { s in

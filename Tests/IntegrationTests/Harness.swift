@@ -57,8 +57,16 @@ final class TestSuite: Sendable {
 
     /// Starts a service in this process.
     @discardableResult
-    func start(_ name: String, migrations: [Migration]?, extra: [String: String] = [:], build: @escaping ServiceHost.Build) throws -> RunningService {
+    func start(_ name: String, migrations: [Migration], extra: [String: String] = [:], build: @escaping ServiceHost.Build) throws -> RunningService {
         let service = try RunningService(name: name, environment: environment(for: name, extra: extra), migrations: migrations, build: build)
+        running.withLock { $0.append(service) }
+        return service
+    }
+
+    /// Starts a service without a database (the gateway) in this process.
+    @discardableResult
+    func start(_ name: String, extra: [String: String] = [:], build: @escaping ServiceHost.DatabaselessBuild) throws -> RunningService {
+        let service = try RunningService(name: name, environment: environment(for: name, extra: extra), build: build)
         running.withLock { $0.append(service) }
         return service
     }

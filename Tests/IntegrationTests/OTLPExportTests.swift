@@ -34,7 +34,7 @@ struct OTLPExportTests {
             try s.start("scheduler", migrations: SchedulerService.migrations,
                         extra: otlp.merging(["CHRONIR_SCHEDULER_PARTITIONS": "8", "CHRONIR_SCHEDULER_PUSH_TO": "alarms"]) { $1 },
                         build: SchedulerService.build)
-            try s.start("gateway", migrations: nil, extra: otlp) { runtime, _, _ in
+            try s.start("gateway", extra: otlp) { runtime, _ in
                 try GatewayService.build(runtime: runtime) { port in s.gatewayPort.withLock { $0 = port } }
             }
         }) { s in

@@ -12,7 +12,7 @@ struct PublicInputTests {
     func withSuite(_ gateway: [String: String] = [:], _ body: (TestSuite) async throws -> Void) async throws {
         try await withTestSuite(label: "input", start: { suite in
             try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
-            try suite.start("gateway", migrations: nil, extra: gateway) { runtime, _, _ in
+            try suite.start("gateway", extra: gateway) { runtime, _ in
                 try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }, body)

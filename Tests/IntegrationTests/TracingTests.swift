@@ -27,7 +27,7 @@ struct TracingTests {
                         extra: env("scheduler").merging(["CHRONIR_SCHEDULER_PARTITIONS": "8", "CHRONIR_SCHEDULER_PUSH_TO": "notifications,alarms"]) { $1 },
                         build: SchedulerService.build)
             try s.start("notifications", migrations: NotificationsService.migrations, extra: env("notifications"), build: NotificationsService.build)
-            try s.start("gateway", migrations: nil, extra: env("gateway")) { runtime, _, _ in
+            try s.start("gateway", extra: env("gateway")) { runtime, _ in
                 try GatewayService.build(runtime: runtime) { port in s.gatewayPort.withLock { $0 = port } }
             }
         }) { s in

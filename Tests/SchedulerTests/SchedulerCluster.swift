@@ -61,11 +61,10 @@ final class SchedulerCluster: Sendable {
         let alarms = try RunningService(name: "alarms", environment: alarmsEnv, migrations: [OutboxSchema.migration]) { runtime, db, parts in
             var parts = parts
             var router = RPCRouter()
-            let outbox = try runtime.makePublishedOutbox(database: db!, router: &router)
+            let outbox = try runtime.makePublishedOutbox(database: db, router: &router)
             self.writer.withLock { $0 = outbox.writer }
             parts.services.append(outbox.relay)
             parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-            parts.closers.append(outbox.close)
             return parts
         }
         var notificationsEnv = baseEnvironment("notifications")
@@ -87,10 +86,9 @@ final class SchedulerCluster: Sendable {
                     VALUES (\(ctx.event.seq), \(ctx.envelope.type), \(e.alarmId), \(e.occurrenceAt), \(e.snoozeCount))
                     """, logger: ctx.logger)
             }
-            let sub = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers, database: db!, router: &router)
+            let sub = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers, database: db, router: &router)
             parts.services.append(sub.subscriber)
             parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-            parts.closers.append { await sub.replay.close() }
             return parts
         }
         standIns.withLock { $0 = [alarms, notifications] }

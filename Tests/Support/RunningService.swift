@@ -8,12 +8,23 @@ public final class RunningService: Sendable {
     public let handle = ShutdownHandle()
     public let task: Task<Void, any Error>
 
-    public init(name: String, environment: [String: String], migrations: [Migration]?, build: @escaping ServiceHost.Build) throws {
+    public init(name: String, environment: [String: String], migrations: [Migration], build: @escaping ServiceHost.Build) throws {
         self.name = name
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
         let handle = self.handle
         task = Task {
             try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
+            await runtime.shutdown()
+        }
+    }
+
+    /// A service without a database (the gateway).
+    public init(name: String, environment: [String: String], build: @escaping ServiceHost.DatabaselessBuild) throws {
+        self.name = name
+        let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
+        let handle = self.handle
+        task = Task {
+            try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build)
             await runtime.shutdown()
         }
     }

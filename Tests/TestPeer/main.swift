@@ -33,7 +33,6 @@ case "produce":
     try await ServiceHost.run(runtime: runtime, migrations: [OutboxSchema.migration]) { runtime, database, parts in
         var parts = parts
         var router = RPCRouter()
-        let database = database!
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let first = try await database.query("SELECT count(*)::int FROM outbox").first(Int.self) ?? 0
         for k in 0..<count {
@@ -48,7 +47,6 @@ case "produce":
         }
         parts.services.append(outbox.relay)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append(outbox.close)
         return parts
     }
 case "consume":
@@ -61,21 +59,19 @@ case "consume":
     ])]
     try await ServiceHost.run(runtime: runtime, migrations: migrations) { runtime, database, parts in
         var parts = parts
-        let database = database!
         var handlers = EventHandlers(ProducerEvents.self)
         handlers.on(ProducerEvents.numbered) { payload, context, connection in
             try await connection.query("""
                 INSERT INTO applied (seq, event_id, n) VALUES (\(context.event.seq), \(context.envelope.id), \(payload.n))
                 """, logger: context.logger)
         }
-        let replay = try RPCClient(context: runtime.zmq, target: "producer", endpoints: runtime.environment.list("PEER_RPC", []),
-                                   source: runtime.source, telemetry: runtime.telemetry)
+        let replay = runtime.owning(try RPCClient(context: runtime.zmq, target: "producer", endpoints: runtime.environment.list("PEER_RPC", []),
+                                                   source: runtime.source, telemetry: runtime.telemetry), "replay client") { await $0.close() }
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer")
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry)
         let subscriber = try EventSubscriber(context: runtime.zmq, name: "producer", endpoints: runtime.environment.list("PEER_EVENTS", []),
                                              consumers: [consumer], telemetry: runtime.telemetry)
         parts.services.append(subscriber)
-        parts.closers.append { await replay.close() }
         runtime.logger.notice("consumer ready")
         return parts
     }

@@ -13,16 +13,17 @@ public enum AccountsService {
     public static let migrations = AccountsMigrations.all
 
     /// Builds the running parts (used by `main` and by tests).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("accounts needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let env = runtime.environment
-        let pool = NIOThreadPool(numberOfThreads: try env.int("CHRONIR_HASH_THREADS", 2, in: 1...64))
+        let pool = runtime.owning(NIOThreadPool(numberOfThreads: try env.int("CHRONIR_HASH_THREADS", 2, in: 1...64)), "hashing threads") {
+            try? await $0.shutdownGracefully()
+        }
         pool.start()
         let issuer = try await TokenIssuer.load(database: database, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)))
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
-        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let http = runtime.owning(HTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
         let identities = try identityTokens(env: env, http: http, logger: runtime.logs.logger("identity"))
         let handlers = AccountsHandlers(
             store: AccountsStore(database: database),
@@ -48,10 +49,6 @@ public enum AccountsService {
         parts.services.append(billing.subscriber)
         try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append(outbox.close)
-        parts.closers.append { await billing.replay.close() }
-        parts.closers.append { try? await pool.shutdownGracefully() }
-        parts.closers.append { try? await http.shutdown() }
         return parts
     }
 

@@ -13,8 +13,7 @@ public enum AlarmsService {
     public static let migrations = AlarmsMigrations.all
 
     /// Builds the running parts (used by `main` and by tests).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("alarms needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let env = runtime.environment
         var router = RPCRouter()
@@ -31,7 +30,7 @@ public enum AlarmsService {
         ExportHandlers(store: store, completions: CompletionQueries(store: store, missedWindow: missedWindow)).register(into: &router)
         let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
         tiers.register(into: &router)
-        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let http = runtime.owning(HTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
         let storage = try await photoStorage(env: env, database: database, http: http, logger: runtime.logs.logger("photos"))
         let photos = PhotoStore(database: database)
         PhotoHandlers(store: store, photos: photos, storage: storage, changes: changes, outbox: outbox.writer,
@@ -60,7 +59,6 @@ public enum AlarmsService {
         if analyticsOn {
             let own = try runtime.makeSubscriber(to: .alarms, handlers: analytics.alarmsStream, database: database)
             parts.services.append(own.subscriber)
-            parts.closers.append { await own.replay.close() }
         }
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
@@ -71,13 +69,6 @@ public enum AlarmsService {
         // Photo uploads and reads are messages of up to 8 MiB.
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health,
                                                         maxFrameBytes: max(runtime.maxFrameBytes, PhotoMethods.maxMessageBytes)))
-        parts.closers.append(outbox.close)
-        parts.closers.append { await billingClient.close() }
-        parts.closers.append { await accounts.replay.close() }
-        parts.closers.append { await billing.replay.close() }
-        parts.closers.append { await invitations.replay.close() }
-        parts.closers.append { await scheduler.replay.close() }
-        parts.closers.append { try? await http.shutdown() }
         return parts
     }
 

@@ -22,8 +22,7 @@ public enum BillingService {
     /// `CHRONIR_PLAY_CREDENTIALS_FILE`, `CHRONIR_PLAY_PACKAGE` (`com.chronir.app`), `CHRONIR_PLAY_API_URL`,
     /// `CHRONIR_PLAY_PUSH_TOKEN` (the RTDN push endpoint's `?token=`), `CHRONIR_PUSH_CA_FILE`,
     /// `CHRONIR_ENTITLEMENT_SWEEP` (30 s).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("billing needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let env = runtime.environment
         let roots: [String]
@@ -45,7 +44,9 @@ public enum BillingService {
         if let file = env.optional("CHRONIR_PUSH_CA_FILE") {
             tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMFile(file))]
         }
-        let http = HTTPClient(eventLoopGroup: runtime.eventLoopGroup, configuration: .init(tlsConfiguration: tls))
+        let http = runtime.owning(HTTPClient(eventLoopGroup: runtime.eventLoopGroup, configuration: .init(tlsConfiguration: tls)), "http client") {
+            try? await $0.shutdown()
+        }
         var play: PlayClient? = nil
         if let file = env.optional("CHRONIR_PLAY_CREDENTIALS_FILE") {
             do {
@@ -76,10 +77,6 @@ public enum BillingService {
                                               logger: runtime.logs.logger("entitlements")) { _ = try await sweeper.sweep() })
         try runtime.exporter(database: database, sections: BillingExport.sections).register(ExportMethods.Billing.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append(outbox.close)
-        parts.closers.append { try? await http.shutdown() }
-        parts.closers.append { await alarms.close() }
-        parts.closers.append { await accounts.replay.close() }
         return parts
     }
 }

@@ -1,6 +1,6 @@
 import GatewayService
 import ServiceKit
 
-await ServiceHost.main(service: "gateway", migrations: nil) { runtime, _, _ in
+await ServiceHost.main(service: "gateway") { runtime, _ in
     try GatewayService.build(runtime: runtime)
 }

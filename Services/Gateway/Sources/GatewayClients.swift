@@ -25,8 +25,4 @@ struct GatewayClients: Sendable {
         [(.accounts, accounts), (.alarms, alarms), (.scheduler, scheduler), (.notifications, notifications),
          (.invitations, invitations), (.billing, billing)]
     }
-
-    func close() async {
-        for (_, client) in all { await client.close() }
-    }
 }

@@ -95,7 +95,6 @@ public enum GatewayService {
             telemetry.gauge("chronir_gateway_live_waiting").record(hub.waiting)
         })
         parts.services.append(app)
-        parts.closers.append { await clients.close() }
         return parts
     }
 }

@@ -12,8 +12,7 @@ public enum InvitationsService {
     public static let migrations = InvitationsMigrations.all
 
     /// Builds the running parts (used by `main` and by tests).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("invitations needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let env = runtime.environment
         var router = RPCRouter()
@@ -35,11 +34,6 @@ public enum InvitationsService {
                                               logger: runtime.logs.logger("expiry")) { _ = try await expiry.sweep() })
         try runtime.exporter(database: database, sections: InvitationsExport.sections).register(ExportMethods.Invitations.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append(outbox.close)
-        parts.closers.append { await accountsStream.replay.close() }
-        parts.closers.append { await alarmsStream.replay.close() }
-        parts.closers.append { await accounts.close() }
-        parts.closers.append { await alarms.close() }
         return parts
     }
 }

@@ -14,11 +14,10 @@ public enum NotificationsService {
     public static let migrations = NotificationsMigrations.all
 
     /// Builds the running parts (used by `main` and by tests).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("notifications needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let config = try NotificationsConfig(environment: runtime.environment)
-        let http = try config.makeHTTPClient(eventLoopGroup: runtime.eventLoopGroup)
+        let http = runtime.owning(try config.makeHTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
         let providers: [String: any PushProvider]
         do {
             providers = try await config.makeProviders(client: http)
@@ -48,11 +47,6 @@ public enum NotificationsService {
         })
         try runtime.exporter(database: database, sections: NotificationsExport.sections).register(ExportMethods.Notifications.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append(outbox.close)
-        parts.closers.append { await accounts.replay.close() }
-        parts.closers.append { await invitations.replay.close() }
-        parts.closers.append { await scheduler.replay.close() }
-        parts.closers.append { try? await http.shutdown() }
         return parts
     }
 }

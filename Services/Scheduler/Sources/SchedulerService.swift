@@ -11,8 +11,7 @@ public enum SchedulerService {
     public static let migrations = SchedulerMigrations.all
 
     /// Builds the running parts (used by `main` and by tests).
-    public static func build(runtime: ServiceRuntime, database: Database?, parts: ServiceParts) async throws -> ServiceParts {
-        guard let database else { throw ServiceEnvironment.Invalid("the scheduler needs a database") }
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
         var parts = parts
         let config = try SchedulerConfig(environment: runtime.environment)
         var router = RPCRouter()
@@ -38,8 +37,6 @@ public enum SchedulerService {
         parts.services.append(engine)
         parts.services.append(leases)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
-        parts.closers.append { await alarms.replay.close() }
-        parts.closers.append { for c in consumers { await c.close() } }
         return parts
     }
 }

@@ -7,12 +7,12 @@ import Synchronization
 import UnixSignals
 
 /// What a service's builder returns: the long-running parts, in start order (they stop in
-/// reverse order), and what to close once they have all stopped.
+/// reverse order). What the parts use is closed by whoever made it, after they have all
+/// stopped: the runtime closes the clients, sinks and resources it made or was given
+/// (``ServiceRuntime/owning(_:_:close:)``), so a builder keeps no list of things to close.
 public struct ServiceParts: Sendable {
     /// Long-running parts, in start order.
     public var services: [any Service] = []
-    /// Called after every part has stopped (close clients and sockets).
-    public var closers: [@Sendable () async -> Void] = []
     /// Health checks beyond the database one.
     public let health: HealthChecks
 
@@ -45,13 +45,36 @@ public final class ShutdownHandle: Sendable {
 /// the parts, run them in one `ServiceGroup` until SIGTERM/SIGINT or ``ShutdownHandle``,
 /// then stop them in reverse order within `CHRONIR_SHUTDOWN_GRACE` (default 10 s).
 public enum ServiceHost {
-    /// The builder of a service's parts.
-    public typealias Build = @Sendable (ServiceRuntime, Database?, ServiceParts) async throws -> ServiceParts
+    /// The builder of a service's parts, given its migrated database.
+    public typealias Build = @Sendable (ServiceRuntime, Database, ServiceParts) async throws -> ServiceParts
+    /// The builder of a service without a database (the gateway).
+    public typealias DatabaselessBuild = @Sendable (ServiceRuntime, ServiceParts) async throws -> ServiceParts
+
+    /// Runs a service with a database until shutdown: connects, applies `migrations` (the
+    /// start step before anything serves), builds the parts and runs them.
+    public static func run(
+        runtime: ServiceRuntime, migrations: [Migration], handle: ShutdownHandle? = nil,
+        handleSignals: Bool = true, build: @escaping Build
+    ) async throws {
+        try await host(runtime: runtime, migrations: migrations, handle: handle, handleSignals: handleSignals) { runtime, database, parts in
+            guard let database else { throw ServiceEnvironment.Invalid("\(runtime.name) has no database") }
+            return try await build(runtime, database, parts)
+        }
+    }
+
+    /// Runs a service without a database until shutdown.
+    public static func run(
+        runtime: ServiceRuntime, handle: ShutdownHandle? = nil, handleSignals: Bool = true, build: @escaping DatabaselessBuild
+    ) async throws {
+        try await host(runtime: runtime, migrations: nil, handle: handle, handleSignals: handleSignals) { runtime, _, parts in
+            try await build(runtime, parts)
+        }
+    }
 
     /// Runs until shutdown. `migrations` nil means the service has no database.
-    public static func run(
-        runtime: ServiceRuntime, migrations: [Migration]?, handle: ShutdownHandle? = nil,
-        handleSignals: Bool = true, build: Build
+    private static func host(
+        runtime: ServiceRuntime, migrations: [Migration]?, handle: ShutdownHandle?,
+        handleSignals: Bool, build: @Sendable (ServiceRuntime, Database?, ServiceParts) async throws -> ServiceParts
     ) async throws {
         let logger = runtime.logger
         // Signals are trapped before anything else, so a SIGTERM during startup (migrations,
@@ -94,7 +117,13 @@ public enum ServiceHost {
                 let probeTimeout = try runtime.environment.duration("CHRONIR_DB_PROBE_TIMEOUT", .seconds(2))
                 pool.addTask { await database.probeAvailability(interval: probeEvery, timeout: probeTimeout) }
             }
-            var parts = try await build(runtime, database, ServiceParts(health: health))
+            let parts: ServiceParts
+            do {
+                parts = try await build(runtime, database, ServiceParts(health: health))
+            } catch {
+                await runtime.closeOwned()
+                throw error
+            }
             var services: [any Service] = []
             if let otlp = runtime.otlpExporter { services.append(otlp) }
             if let spanFile = runtime.spanFile { services.append(spanFile) }
@@ -117,11 +146,10 @@ public enum ServiceHost {
                 try await group.run()
             } catch {
                 logger.error("stopped with an error", metadata: ["error": "\(String(reflecting: error))"])
-                for close in parts.closers { await close() }
-                parts.closers = []
+                await runtime.closeOwned()
                 throw error
             }
-            for close in parts.closers { await close() }
+            await runtime.closeOwned()
             logger.info("stopped")
         }
     }
@@ -129,7 +157,20 @@ public enum ServiceHost {
     /// The whole life of a service process: read the configuration, run, shut down, and exit
     /// with status 1 and a one-line reason on a fatal error (bad configuration, migrations
     /// that fail, a part that crashes) instead of a crash report.
-    public static func main(service: String, migrations: [Migration]?, build: Build) async -> Never {
+    public static func main(service: String, migrations: [Migration], build: @escaping Build) async -> Never {
+        await main(service: service) { runtime in
+            try await run(runtime: runtime, migrations: migrations, build: build)
+        }
+    }
+
+    /// ``main(service:migrations:build:)`` for a service without a database.
+    public static func main(service: String, build: @escaping DatabaselessBuild) async -> Never {
+        await main(service: service) { runtime in
+            try await run(runtime: runtime, build: build)
+        }
+    }
+
+    private static func main(service: String, running: (ServiceRuntime) async throws -> Void) async -> Never {
         let runtime: ServiceRuntime
         do {
             runtime = try ServiceRuntime(service: service)
@@ -138,7 +179,7 @@ public enum ServiceHost {
             exit(2)
         }
         do {
-            try await run(runtime: runtime, migrations: migrations, build: build)
+            try await running(runtime)
         } catch {
             runtime.logger.critical("fatal: \(error)")
             await runtime.shutdown()

@@ -32,15 +32,15 @@ extension ServiceRuntime {
                             details: .object(["retryAfterSeconds": .number(2)]))
     }
 
-    /// The outbox of this service's stream, published on a bound PUB socket; registers
-    /// `events.replay` on `router`. Add the relay to the parts and `close` to the closers.
+    /// The outbox of this service's stream, published on a bound PUB socket (closed by the
+    /// runtime at the end); registers `events.replay` on `router`. Add the relay to the parts.
     public func makePublishedOutbox(database: Database, router: inout RPCRouter, binds: [String]? = nil) throws
-        -> (writer: OutboxWriter, relay: OutboxRelay, close: @Sendable () async -> Void) {
+        -> (writer: OutboxWriter, relay: OutboxRelay) {
         let service = ServiceDirectory.Name(rawValue: name)
         let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? environment.list("CHRONIR_PUB_BIND", ["tcp://127.0.0.1:7200"])
-        let pub = try PubEventSink(context: zmq, name: name, binds: bind)
+        let pub = owning(try PubEventSink(context: zmq, name: name, binds: bind), "event publisher") { await $0.close() }
         let outbox = try makeOutbox(database: database, sink: pub, router: &router)
-        return (outbox.writer, outbox.relay, { await pub.close() })
+        return (outbox.writer, outbox.relay)
     }
 
     /// The outbox of this service's stream with any sink; registers `events.replay`.
@@ -58,7 +58,7 @@ extension ServiceRuntime {
     }
 
     /// A subscriber to another service's published stream, applying `handlers` into this
-    /// service's database exactly once. Add it to the parts and close `replay` at the end.
+    /// service's database exactly once. Add it to the parts (its replay client is the runtime's).
     /// `wakes`: this service's outbox, when the handlers write events into it.
     public func makeSubscriber(to producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
                                wakes outbox: OutboxWriter? = nil) throws -> (subscriber: EventSubscriber, replay: RPCClient) {

@@ -5,6 +5,7 @@ import Messaging
 import NIOCore
 import NIOPosix
 import Prometheus
+import Synchronization
 import Tracing
 import ZMQ
 
@@ -44,6 +45,9 @@ public final class ServiceRuntime: Sendable {
     public let otlpExporter: (any Service)?
     /// The build version reported by health.
     public let version: String
+    /// What this runtime made or was given to close once the service's parts have stopped, in
+    /// the order made (closed in reverse).
+    private let owned = Mutex<[(name: String, close: @Sendable () async -> Void)]>([])
 
     /// Reads the environment. Throws ``ServiceEnvironment/Invalid`` naming a bad variable.
     /// `principal`: the bus identity whose key this process uses (default: `service`;
@@ -84,15 +88,37 @@ public final class ServiceRuntime: Sendable {
 
     /// A client for another service's requests; `maxFrameBytes` raises the message limit
     /// for a service that takes larger ones.
+    /// The runtime closes it when the service stops.
     public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5), maxFrameBytes: Int? = nil) throws -> RPCClient {
-        try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
-                      telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes)
+        let client = try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
+                                   telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes)
+        return owning(client, "rpc client to \(service.rawValue)") { await $0.close() }
+    }
+
+    /// Hands `resource` (an HTTP client, a thread pool, a socket) to the runtime, which runs
+    /// `close` on it once the service's parts have all stopped (``ServiceHost``), resources
+    /// closed in the reverse order of their handing over. Returns `resource`, so it is handed
+    /// over where it is made: `let http = runtime.owning(HTTPClient(…), "http") { try? await $0.shutdown() }`.
+    @discardableResult
+    public func owning<R: Sendable>(_ resource: R, _ name: String, close: @escaping @Sendable (R) async -> Void) -> R {
+        owned.withLock { $0.append((name, { await close(resource) })) }
+        return resource
+    }
+
+    /// Closes what the runtime owns, newest first (each once; later calls find nothing).
+    public func closeOwned() async {
+        let all = owned.withLock { o in defer { o = [] }; return o }
+        for (name, close) in all.reversed() {
+            logger.trace("closing \(name)")
+            await close()
+        }
     }
 
     /// Releases the ZeroMQ context and event loops. Call after every socket is closed.
     /// A socket left open (a part that never closed it) is named in the log and the context is
     /// left unterminated after 5 s, rather than waiting forever: the process exits next.
     public func shutdown() async {
+        await closeOwned()
         let left = await zmq.terminate(within: .seconds(5))
         if !left.isEmpty {
             logger.error("sockets still open at shutdown; exiting without waiting for them", metadata: ["sockets": "\(left)"])
