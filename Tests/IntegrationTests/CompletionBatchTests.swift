@@ -81,7 +81,7 @@ struct CompletionBatchTests {
                 #expect(next.alarm.nextFireDate == a.due.addingTimeInterval(2 * Self.week))
                 #expect(next.alarm.version == first.alarm.version + 1)
                 let skipped = try answers[3].get()
-                #expect(skipped.created && skipped.completion.status == "skipped" && skipped.completion.note == "away")
+                #expect(skipped.created && skipped.completion.status == .skipped && skipped.completion.note == "away")
                 #expect(skipped.alarm.lastCompletedDate == nil && skipped.completion.userDisplayName == "Owner")
                 #expect(code(answers[4]) == .alarmNotFound)
                 #expect(code(answers[5]) == .validationFailed)

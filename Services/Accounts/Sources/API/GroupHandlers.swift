@@ -44,7 +44,7 @@ struct GroupHandlers: Sendable {
     static func notFound(_ id: String) -> ServiceError { ServiceError(.notFound, "no group \(id)") }
 
     /// The group and the actor's role; 404 for non-members (they cannot learn it exists).
-    func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: String) {
+    func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: GroupRole) {
         guard let g = try await store.lock(id, on: c), let role = try await store.role(of: actor, in: id, on: c) else { throw Self.notFound(id) }
         return (g, role)
     }
@@ -85,7 +85,7 @@ struct GroupHandlers: Sendable {
     func update(_ req: GroupMethods.Update.Request, actor: String) async throws -> Group {
         let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" || role == "admin" else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
+            guard role.manages else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
             if let n = req.name {
                 try await c.query("UPDATE groups SET name = \(try Self.text(n, field: "name", max: 50)) WHERE id = \(g.id)", logger: store.logger)
             }
@@ -106,24 +106,24 @@ struct GroupHandlers: Sendable {
     func delete(_ id: String, actor: String) async throws -> Empty {
         try await store.outbox.transaction { c in
             let (g, role) = try await visible(id, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
             try await store.delete(g, actor: actor, on: c)
         }
         return Empty()
     }
 
     func setRole(_ req: GroupMethods.SetRole.Request, actor: String) async throws -> GroupMember {
-        guard req.role == "admin" || req.role == "member" else {
+        guard let newRole = GroupRole(rawValue: req.role), newRole != .owner else {
             throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
         }
         let m: GroupMember = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
             guard let current = try await store.role(of: req.uid, in: g.id, on: c) else {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
             }
-            guard current != "owner" else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
-            try await c.query("UPDATE group_members SET role = \(req.role) WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            guard current != .owner else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
+            try await c.query("UPDATE group_members SET role = \(newRole.rawValue) WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
             try await store.changed(g.id, actor: actor, on: c)
             guard let m = try await store.members(g.id, on: c).first(where: { $0.uid == req.uid }) else { throw Self.notFound(g.id) }
             return m
@@ -138,15 +138,15 @@ struct GroupHandlers: Sendable {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
             }
             if req.uid == actor {
-                guard target != "owner" else {
+                guard target != .owner else {
                     throw ServiceError(.validationFailed, "the owner cannot leave; transfer ownership first or delete the group")
                 }
             } else {
-                guard role == "owner" || role == "admin" else {
+                guard role.manages else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin removes members of group \(g.id)")
                 }
-                guard target != "owner" else { throw ServiceError(.permissionDenied, "the owner cannot be removed") }
-                guard role == "owner" || target == "member" else { throw ServiceError(.permissionDenied, "only the owner removes an admin") }
+                guard target != .owner else { throw ServiceError(.permissionDenied, "the owner cannot be removed") }
+                guard role == .owner || target == .member else { throw ServiceError(.permissionDenied, "only the owner removes an admin") }
             }
             try await c.query("DELETE FROM group_members WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
             try await store.changed(g.id, removed: [req.uid], actor: actor, on: c)
@@ -157,7 +157,7 @@ struct GroupHandlers: Sendable {
     func transfer(_ req: GroupMethods.MemberRef, actor: String) async throws -> Group {
         let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
             guard req.uid != actor else { throw ServiceError(.validationFailed, "you already own group \(g.id)") }
             guard try await store.role(of: req.uid, in: g.id, on: c) != nil else {
                 throw ServiceError(.validationFailed, "ownership goes to a member of the group; \(req.uid) is not one")

@@ -31,12 +31,19 @@ struct GroupStore: Sendable {
     func memberRoles(_ group: String, on c: PostgresConnection) async throws -> [AccountsEvents.MemberRole] {
         var out: [AccountsEvents.MemberRole] = []
         let rows = try await c.query("SELECT user_id, role FROM group_members WHERE group_id = \(group) ORDER BY joined_at, user_id", logger: logger)
-        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: role)) }
+        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: try Self.role(role))) }
         return out
     }
 
-    func role(of user: String, in group: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    /// A stored role (the column's CHECK allows only the three).
+    static func role(_ stored: String) throws -> GroupRole {
+        guard let role = GroupRole(rawValue: stored) else { throw ServiceError.internal("unknown group role \(stored)") }
+        return role
+    }
+
+    func role(of user: String, in group: String, on c: PostgresConnection) async throws -> GroupRole? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger)
+            .first(String.self).map(Self.role)
     }
 
     func members(_ group: String, on c: PostgresConnection) async throws -> [GroupMember] {
@@ -46,7 +53,8 @@ struct GroupStore: Sendable {
             FROM group_members m JOIN users u ON u.id = m.user_id WHERE m.group_id = \(group) ORDER BY m.joined_at, m.user_id
             """, logger: logger)
         for try await (uid, name, email, photo, role, joined, invitedBy) in rows.decode((String, String, String, String?, String, Date, String?).self) {
-            out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: role, joinedAt: joined, invitedBy: invitedBy))
+            out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: try Self.role(role), joinedAt: joined,
+                                   invitedBy: invitedBy))
         }
         return out
     }

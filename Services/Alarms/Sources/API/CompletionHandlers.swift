@@ -37,14 +37,15 @@ struct CompletionHandlers: Sendable {
         var out: [Completion] = []
         for try await row in rows {
             let r = try row.decode((String, String, String?, String?, String, Date, Date, String?, Bool, Date).self)
-            out.append(Completion(id: r.0, alarmId: r.1, userId: r.2, userDisplayName: r.3, status: r.4, scheduledDate: r.5,
+            guard let status = CompletionStatus(rawValue: r.4) else { throw ServiceError.internal("unknown completion status \(r.4)") }
+            out.append(Completion(id: r.0, alarmId: r.1, userId: r.2, userDisplayName: r.3, status: status, scheduledDate: r.5,
                                   completedAt: r.6, note: r.7, onTime: r.8, createdAt: r.9))
         }
         return out
     }
 
     func complete(_ req: CompletionCreate, actor: String, context: ServiceContext) async throws -> CompletionRecorded {
-        guard req.status == "completed" || req.status == "skipped" else {
+        guard let status = CompletionStatus(rawValue: req.status), status == .completed || status == .skipped else {
             throw ServiceError(.validationFailed, "status must be completed or skipped")
         }
         try AlarmRules.text(req.note, field: "note", max: 500)
@@ -68,7 +69,7 @@ struct CompletionQueries: Sendable {
         }
         let limit = q.limit ?? 50
         guard (1...500).contains(limit) else { throw ServiceError(.validationFailed, "limit must be 1–500") }
-        if let s = q.status, !["completed", "skipped", "missed", "snoozed_expired"].contains(s) {
+        if let s = q.status, CompletionStatus(rawValue: s) == nil {
             throw ServiceError(.validationFailed, "status must be completed, skipped, missed or snoozed_expired")
         }
         var cursorTime: Date? = nil
@@ -107,7 +108,7 @@ struct CompletionQueries: Sendable {
             """)
         var n = 0
         for try await (status, onTime) in rows.decode((String, Bool).self) {
-            guard status == "completed", onTime else { break }
+            guard status == CompletionStatus.completed.rawValue, onTime else { break }
             n += 1
         }
         return n

@@ -26,7 +26,7 @@ struct ExportHandlers: Sendable {
         } while query.cursor != nil && all.count < 100_000
         var lines = ["id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note"]
         for c in all {
-            lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status,
+            lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status.rawValue,
                           c.userId ?? "", c.userDisplayName ?? "", c.onTime ? "true" : "false", c.note ?? ""]
                 .map(Self.csvField).joined(separator: ","))
         }

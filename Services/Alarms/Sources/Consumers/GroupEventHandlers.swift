@@ -26,7 +26,7 @@ struct GroupEventHandlers: Sendable {
         try await c.query("DELETE FROM group_members WHERE group_id = \(g)", logger: store.logger)
         try await c.query("""
             INSERT INTO group_members (group_id, user_id, role)
-            SELECT \(g), u, r FROM unnest(\(e.members.map(\.uid))::text[], \(e.members.map(\.role))::text[]) AS x(u, r)
+            SELECT \(g), u, r FROM unnest(\(e.members.map(\.uid))::text[], \(e.members.map(\.role.rawValue))::text[]) AS x(u, r)
             """, logger: store.logger)
         let now = Set(e.members.map(\.uid))
         let removed = Set(e.removed).union(old.subtracting(now))

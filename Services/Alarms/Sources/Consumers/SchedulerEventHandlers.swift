@@ -76,11 +76,11 @@ struct SchedulerEventHandlers: Sendable {
             """, logger: store.logger).first(Int32.self) != nil
         let now = Date()
         let completion = Completion(
-            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? "snoozed_expired" : "missed",
+            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? .snoozedExpired : .missed,
             scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now)
         try await c.query("""
             INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
-            VALUES (\(completion.id), \(a.id), NULL, NULL, \(completion.status), \(e.occurrenceAt), \(e.detectedAt), NULL, false, \(now))
+            VALUES (\(completion.id), \(a.id), NULL, NULL, \(completion.status.rawValue), \(e.occurrenceAt), \(e.detectedAt), NULL, false, \(now))
             ON CONFLICT (alarm_id, scheduled_date) DO NOTHING
             """, logger: store.logger)
         var n = a

@@ -99,8 +99,9 @@ struct AlarmStore: Sendable {
         try await c.query("SELECT display_name FROM users WHERE user_id = \(user)", logger: logger).first(String.self)
     }
 
-    func groupRole(group: String, user: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    func groupRole(group: String, user: String, on c: PostgresConnection) async throws -> GroupRole? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger)
+            .first(String.self).flatMap(GroupRole.init(rawValue:))
     }
 
     func groupMembers(group: String, on c: PostgresConnection) async throws -> [String] {

@@ -73,7 +73,7 @@ struct InvitationHandlers: Sendable {
         default:
             let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: req.referenceId, uid: actor))
             guard let role = m.role else { throw ServiceError(.notFound, "no group \(req.referenceId)") }
-            guard role == "owner" || role == "admin" else {
+            guard role.manages else {
                 throw ServiceError(.permissionDenied, "only the owner or an admin invites to group \(m.group.name)")
             }
             guard m.group.memberCount < m.group.maxMembers else {

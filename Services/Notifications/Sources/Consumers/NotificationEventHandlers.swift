@@ -80,15 +80,9 @@ struct NotificationEventHandlers: Sendable {
         return h
     }
 
-    /// `apns` for iOS, `fcm` for Android, `webhook` for the rest, unless the device names one.
-    static func provider(of d: Device) -> String {
-        if let p = d.pushProvider, ["apns", "fcm", "webhook"].contains(p) { return p }
-        switch d.platform {
-        case "ios": return "apns"
-        case "android": return "fcm"
-        default: return "webhook"
-        }
-    }
+    /// `apns` for iOS, `fcm` for Android, `webhook` for the rest, unless the device names one
+    /// (`Device.provider`, the rule accounts applies too).
+    static func provider(of d: Device) -> String { d.provider.rawValue }
 
     /// Stores a run of notifications with three statements: inbox rows for every recipient,
     /// their `notification-created` events, and one delivery per device of each recipient.
