@@ -5,6 +5,7 @@ import Messaging
 import Outbox
 import Persistence
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Marking occurrences in batches (group commit) against the real alarms schema: each mark is

@@ -2,6 +2,7 @@ import AccountsService
 import AlarmsService
 import Foundation
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Anonymous accounts, their upgrade by linking credentials, and the import of local alarms.

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// The alarms service through the gateway over HTTP.

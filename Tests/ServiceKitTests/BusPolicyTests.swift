@@ -5,6 +5,7 @@ import Foundation
 import Messaging
 import ServiceKit
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// The bus policy on the real services: a service's key calling an operator method (the tier

@@ -7,6 +7,7 @@ import Logging
 import SchedulerService
 import Support
 import Synchronization
+@testable import SuiteSupport
 import Testing
 
 /// With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans leave each service over OTLP/HTTP (swift-otel)

@@ -4,6 +4,7 @@ import Foundation
 import Messaging
 import PostgresNIO
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Every service that consumes a stream, run as its own process and killed with SIGKILL after

@@ -2,6 +2,7 @@ import Foundation
 import InvitationsService
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Subscribable calendar feeds, read without credentials and parsed by an independent

@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Accounts and the gateway, end to end over HTTP.

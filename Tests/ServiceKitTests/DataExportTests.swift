@@ -6,6 +6,7 @@ import InvitationsService
 import Messaging
 import NotificationsService
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// `GET /v1/me/export`: everything an account owns, from every service, in one JSON document.

@@ -7,6 +7,7 @@ import Messaging
 import PostgresNIO
 import SchedulerService
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Product analytics (US-13.1): server events derived from the streams, client events through

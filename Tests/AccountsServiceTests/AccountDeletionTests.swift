@@ -8,6 +8,7 @@ import PostgresNIO
 import SchedulerService
 import ServiceKit
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// `DELETE /v1/me` reaches every service: afterwards no row of any schema holds the uid or the

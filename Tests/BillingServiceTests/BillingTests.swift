@@ -4,6 +4,7 @@ import Foundation
 import InvitationsService
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Store purchases, notifications and entitlements through the gateway, with a local

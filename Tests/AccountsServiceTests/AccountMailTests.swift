@@ -1,6 +1,7 @@
 import AccountsService
 import Foundation
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// A local SMTP server (Python's aiosmtpd, from the venv `scripts/test.sh` makes) that stores

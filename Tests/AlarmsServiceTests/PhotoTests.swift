@@ -5,6 +5,7 @@ import Messaging
 import NIOCore
 import PostgresNIO
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Photo attachments (`chronir-api.md` §8) through the HTTP API, on the embedded storage and on

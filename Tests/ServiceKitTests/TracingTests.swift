@@ -6,6 +6,7 @@ import Messaging
 import GatewayService
 import SchedulerService
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// One trace follows an HTTP request through the gateway, the alarms service, its outbox and

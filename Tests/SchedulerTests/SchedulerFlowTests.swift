@@ -4,6 +4,7 @@ import Messaging
 import BillingService
 import SchedulerService
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// The whole fire path through real services: an alarm created over HTTP reaches the scheduler

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// The fire lead (`CHRONIR_FIRE_LEAD`, 10 s by default): the scheduler announces a fire ahead
@@ -127,36 +128,6 @@ extension NotificationsTests {
             #expect(arrived >= due, "live \(arrived) before \(due)")
             try await Task.sleep(for: .milliseconds(500))
             #expect(live.ids.count == 1)
-        }
-    }
-}
-
-extension TestSuite {
-    /// Moves the alarm's fire timer to `seconds` from now (a new row, which the wheel's loader
-    /// picks up); returns that instant as the database stored it.
-    func dueIn(_ alarmId: String, seconds: Int) async throws -> Date {
-        try await awaitFireTimer(alarmId)
-        return try await withDatabase(url: databaseURL, schema: "scheduler") { db in
-            try await db.query("""
-                WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
-                INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
-                SELECT partition, alarm_id, kind, occurrence_at, date_trunc('milliseconds', now()) + make_interval(secs => \(seconds)),
-                    offset_minutes, snooze_count FROM old
-                RETURNING due_at
-                """).first(Date.self) ?? Date()
-        }
-    }
-
-    /// When the scheduler recorded the alarm's fire, once it has.
-    func firedAt(_ alarmId: String) async throws -> Date? {
-        try await withDatabase(url: databaseURL, schema: "scheduler") {
-            try await $0.query("SELECT fired_at FROM fires WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Date.self)
-        }
-    }
-
-    func inboxCount(_ user: TestUser) async -> Int? {
-        try? await withDatabase(url: databaseURL, schema: "notifications") {
-            try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid)").first(Int.self)
         }
     }
 }

@@ -4,6 +4,7 @@ import InvitationsService
 import Messaging
 import Support
 import Synchronization
+@testable import SuiteSupport
 import Testing
 
 /// Groups (accounts), invitations and sharing through the gateway.

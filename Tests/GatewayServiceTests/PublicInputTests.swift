@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Limits on public input at the gateway: text the database cannot store, bodies over a

@@ -10,6 +10,7 @@ import PostgresNIO
 import SchedulerService
 import ServiceKit
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// PostgreSQL restarted under a running suite: every service reconnects by itself, requests

@@ -1,6 +1,7 @@
 import AccountsService
 import Foundation
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Sign in with Apple and Google against a local server publishing the providers' JWKS.

@@ -5,6 +5,7 @@ import Messaging
 import NotificationsService
 import SchedulerService
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Pushes, inbox and live stream through real services: the scheduler fires, notifications
@@ -249,48 +250,6 @@ struct NotificationsTests {
                 try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(u.uid)").first(Int.self)
             }
             #expect(inbox == 1000)
-        }
-    }
-}
-
-extension TestSuite {
-    /// Starts the notifications service pointed at `push`.
-    func startNotifications(_ push: FakePushServer) throws {
-        try start("notifications", migrations: NotificationsService.migrations,
-                  extra: push.environment.merging(["CHRONIR_DELIVERY_POLL": "50ms"]) { $1 }, build: NotificationsService.build)
-    }
-
-    /// Waits until notifications knows `count` devices of the user.
-    func waitForDevices(_ u: TestUser, count: Int) async throws {
-        let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "notifications") {
-                try await $0.query("SELECT count(*)::int FROM devices WHERE user_id = \(u.uid)").first(Int.self)
-            }
-            return n == count
-        }
-        if !ok { throw TestSetupError("notifications did not learn the devices") }
-    }
-
-    /// Waits until the scheduler holds the fire timer of `alarmId`'s pending occurrence.
-    func awaitFireTimer(_ alarmId: String) async throws {
-        let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
-                try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Int.self)
-            }
-            return n == 1
-        }
-        if !ok { throw TestSetupError("the scheduler has no fire timer for \(alarmId)") }
-    }
-
-    /// Makes the pending occurrence of `alarmId` due now in the scheduler.
-    func fireAgain(_ alarmId: String) async throws {
-        try await awaitFireTimer(alarmId)
-        try await withDatabase(url: databaseURL, schema: "scheduler") {
-            try await $0.query("""
-                WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
-                INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
-                SELECT partition, alarm_id, kind, occurrence_at, now(), offset_minutes, snooze_count FROM old
-                """)
         }
     }
 }

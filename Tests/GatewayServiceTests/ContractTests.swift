@@ -3,6 +3,7 @@ import Foundation
 import GatewayService
 import Messaging
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// The contracts in `proto/` hold for what the code actually does.
@@ -116,25 +117,5 @@ struct ContractTests {
                 #expect(!unrouted, "\(method) \(path) is documented but not routed")
             }
         }
-    }
-}
-
-extension TestSuite {
-    /// Checks every event that `schemas`' services wrote to their outboxes against its schema in
-    /// `proto/events` (a published type without a schema fails too); returns the types seen.
-    @discardableResult
-    func checkPublishedEvents(_ schemas: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> Set<String> {
-        var lines: [String] = []
-        for schema in schemas {
-            lines += try await withDatabase(url: databaseURL, schema: schema) {
-                try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
-            }
-        }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
-        try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        let (status, output) = try ContractTests.runChecker(["--require-event-schemas", file.path])
-        #expect(status == 0, "\(output)", sourceLocation: sourceLocation)
-        #expect(output.contains("contracts ok (\(lines.count) envelopes)"), "\(output)", sourceLocation: sourceLocation)
-        return Set(try lines.map { try Envelope.decode(Data($0.utf8)).type })
     }
 }
