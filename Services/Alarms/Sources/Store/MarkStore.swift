@@ -41,8 +41,8 @@ extension AlarmStore {
     /// are locked: every log is written under its alarm's lock.
     func completions(of alarmIds: [String], at occurrences: [Date], on c: PostgresConnection) async throws -> [Completion] {
         guard !alarmIds.isEmpty else { return [] }
-        return try await CompletionHandlers.decode(c.prepared("""
-            SELECT \(unescaped: CompletionHandlers.completionColumns) FROM completions
+        return try await Self.decodeCompletions(c.prepared("""
+            SELECT \(unescaped: Self.completionColumns) FROM completions
             WHERE (alarm_id, scheduled_date) IN (SELECT * FROM unnest(\(alarmIds)::text[], \(occurrences)::timestamptz[]))
             """, logger: logger))
     }
