@@ -9,7 +9,7 @@ import Testing
 /// The contracts in `proto/` hold for what the code actually does.
 @Suite("Contracts")
 struct ContractTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static var root: URL { ContractChecker.root }
 
     @Test("the OpenAPI document and schemas are valid, and real envelopes match the envelope schema")
     func schemas() throws {
@@ -41,20 +41,7 @@ struct ContractTests {
     }
 
     /// The tests' Python (the venv `make test` makes, with jsonschema and openapi-spec-validator).
-    static var python: String { ProcessInfo.processInfo.environment["CHRONIR_TEST_PYTHON"] ?? "python3" }
-
-    static func runChecker(_ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, root.appendingPathComponent("scripts/check_contracts.py").path] + arguments
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
-    }
+    static var python: String { ContractChecker.python }
 
     @Test("every event the services published matches its schema in proto/events")
     func publishedEvents() async throws {

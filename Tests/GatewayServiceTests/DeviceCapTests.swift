@@ -1,5 +1,6 @@
 import Foundation
 import Support
+@testable import SuiteSupport
 import Testing
 
 /// Lists a user can grow are bounded: what one request returns or one fire fans out to.

@@ -18,7 +18,7 @@ extension TestSuite {
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).jsonl")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        let (status, output) = try ContractTests.runChecker(["--require-event-schemas", file.path])
+        let (status, output) = try ContractChecker.run(["--require-event-schemas", file.path])
         #expect(status == 0, "\(output)", sourceLocation: sourceLocation)
         #expect(output.contains("contracts ok (\(lines.count) envelopes)"), "\(output)", sourceLocation: sourceLocation)
         return Set(try lines.map { try Envelope.decode(Data($0.utf8)).type })

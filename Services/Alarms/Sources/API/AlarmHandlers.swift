@@ -137,9 +137,13 @@ struct AlarmHandlers: Sendable {
                 throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
             }
             try Self.checkVersion(patch.version, a)
+            // The order of the checks decides which error a request with several faults gets:
+            // fields, then who may share, then the members named, then the group joined.
+            let fields = try a.applyingFields(patch)
             if patch.sharedWith.isPresent || patch.groupId.isPresent {
                 guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
             }
+            if let members = patch.sharedWith.value { _ = try AlarmRules.members(members, owner: a.ownerId) }
             var joining: [String]? = nil
             if let g = patch.groupId.value, g != a.groupId {
                 guard try await store.groupRole(group: g, user: actor, on: c)?.manages == true else {
@@ -147,7 +151,7 @@ struct AlarmHandlers: Sendable {
                 }
                 joining = try await store.groupMembers(group: g, on: c)
             }
-            var n = try a.applying(patch, joiningGroupMembers: joining, now: now)
+            var n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
             let tier = try await store.tier(of: a.ownerId, on: c)
             try AlarmRules.checkTier(tier, alarm: n, previous: a)
             if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Messaging
 
 extension Alarm {
     /// This alarm with `patch` applied, every field checked (`CA016`; `CA008` for the
@@ -11,6 +12,13 @@ extension Alarm {
     /// `version` and `updatedAt` of the result. `joiningGroupMembers`: the members of the group
     /// `patch` moves the alarm into, nil when its group does not change.
     func applying(_ patch: AlarmPatch, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
+        try applyingFields(patch).applyingSharing(patch, previous: self, joiningGroupMembers: joiningGroupMembers, now: now)
+    }
+
+    /// The first half of ``applying(_:joiningGroupMembers:now:)``: every field but sharing,
+    /// group, assignee and schedule, each checked. The handler runs it before deciding who may
+    /// change sharing, so a bad field is reported first (as it always was).
+    func applyingFields(_ patch: AlarmPatch) throws -> Alarm {
         let a = self
         var n = a
         if case .cleared = patch.title { throw ServiceError(.validationFailed, "title cannot be null") }
@@ -36,6 +44,13 @@ extension Alarm {
         n.requireDismissAction = try Self.required(patch.requireDismissAction, a.requireDismissAction, "requireDismissAction")
         n.isPaused = try Self.required(patch.isPaused, a.isPaused, "isPaused")
         n.isActive = try Self.required(patch.isActive, a.isActive, "isActive")
+        return n
+    }
+
+    /// The second half: sharing, group, assignee, and the next fire, applied to the result of
+    /// ``applyingFields(_:)``; `previous` is the alarm before the patch.
+    func applyingSharing(_ patch: AlarmPatch, previous a: Alarm, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
+        var n = self
         if let members = patch.sharedWith.value { n.sharedWith = try AlarmRules.members(members, owner: a.ownerId) }
         if case .cleared = patch.sharedWith { n.sharedWith = [] }
         if let joining = joiningGroupMembers {
