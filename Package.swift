@@ -5,6 +5,24 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// What the service test targets and their harness use: every service, the shared libraries,
+/// and the clients and servers the tests stand up.
+let suiteTestDependencies: [Target.Dependency] = [
+    "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "AccountsService", "GatewayService",
+    "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+    .product(name: "Hummingbird", package: "hummingbird"),
+    .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+    .product(name: "JWTKit", package: "jwt-kit"),
+    .product(name: "X509", package: "swift-certificates"),
+    .product(name: "SwiftASN1", package: "swift-asn1"),
+    .product(name: "Crypto", package: "swift-crypto"),
+    .product(name: "CryptoExtras", package: "swift-crypto"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOCore", package: "swift-nio"),
+]
+
 let package = Package(
     name: "chronir-backend",
     platforms: [.macOS(.v15)],
@@ -309,28 +327,70 @@ let package = Package(
         ),
         .testTarget(
             name: "MessagingTests",
-            dependencies: ["Messaging", "ZMQ", "Support", "Persistence", "chronir-testpeer"],
+            dependencies: ["Messaging", "ZMQ", "Support", "Persistence"],
             path: "Tests/MessagingTests",
             swiftSettings: swiftSettings
         ),
+        // The suite wired in-process for a test (TestSuite), its users, fake push and identity
+        // servers: the one harness of the service test targets below.
+        .target(
+            name: "SuiteSupport",
+            dependencies: suiteTestDependencies,
+            path: "Tests/SuiteSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
-            name: "IntegrationTests",
-            dependencies: [
-                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "AccountsService", "GatewayService",
-                "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-            ],
-            path: "Tests/IntegrationTests",
+            name: "AccountsServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/AccountsServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AlarmsServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/AlarmsServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "NotificationsServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/NotificationsServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "InvitationsServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/InvitationsServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BillingServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/BillingServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "GatewayServiceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/GatewayServiceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OutboxTests",
+            dependencies: ["SuiteSupport", "chronir-testpeer"] + suiteTestDependencies,
+            path: "Tests/OutboxTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "PersistenceTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/PersistenceTests",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ServiceKitTests",
+            dependencies: ["SuiteSupport"] + suiteTestDependencies,
+            path: "Tests/ServiceKitTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -342,7 +402,8 @@ let package = Package(
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "scheduler",
+                "Support", "SuiteSupport", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "scheduler",
+                "BillingService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/SchedulerTests",

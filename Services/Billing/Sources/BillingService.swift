@@ -67,9 +67,10 @@ public enum BillingService {
         BillingHandlers(store: store, apple: apple, play: play, appleGrace: appleGrace, googleGrace: googleGrace,
                         googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
         let alarms = try runtime.rpcClient(to: .alarms)
-        SnoozeLedgerHandlers(database: database, apple: apple, alarms: alarms).register(into: &router)
-        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountDeletionHandlers().handlers, database: database,
-                                                  wakes: outbox.writer)
+        let snoozes = SnoozeLedgerStore(database: database)
+        SnoozeLedgerHandlers(store: snoozes, apple: apple, alarms: alarms).register(into: &router)
+        let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountDeletionHandlers(subscriptions: store, snoozes: snoozes).handlers,
+                                                  database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(accounts.subscriber)
         let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))

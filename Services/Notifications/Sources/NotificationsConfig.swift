@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Contracts
 import Crypto
 import Foundation
 import GoogleAPI
@@ -87,13 +88,13 @@ struct NotificationsConfig: Sendable {
     /// The configured providers by name.
     func makeProviders(client: HTTPClient) async throws -> [String: any PushProvider] {
         var providers: [String: any PushProvider] = [:]
-        if let apns { providers["apns"] = try await APNsProvider(configuration: apns, client: client) }
+        if let apns { providers[PushProviderKind.apns.rawValue] = try await APNsProvider(configuration: apns, client: client) }
         if let account = fcmAccount, let project = fcmProject {
             let oauth = try await GoogleOAuth(account: account, scope: FCMProvider.scope, client: client)
-            providers["fcm"] = FCMProvider(baseURL: fcmURL, projectId: project, oauth: oauth, client: client)
+            providers[PushProviderKind.fcm.rawValue] = FCMProvider(baseURL: fcmURL, projectId: project, oauth: oauth, client: client)
         }
         if let secret = webhookSecret {
-            providers["webhook"] = WebhookProvider(secret: SymmetricKey(data: Data(secret.utf8)), client: client, allowHTTP: webhookAllowHTTP)
+            providers[PushProviderKind.webhook.rawValue] = WebhookProvider(secret: SymmetricKey(data: Data(secret.utf8)), client: client, allowHTTP: webhookAllowHTTP)
         }
         return providers
     }

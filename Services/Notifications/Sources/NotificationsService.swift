@@ -29,10 +29,11 @@ public enum NotificationsService {
         logger.info("push providers: \(providers.keys.sorted().joined(separator: ", "))")
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
-        let worker = DeliveryWorker(database: database, providers: providers, policy: config.retry, telemetry: runtime.telemetry,
+        let store = NotificationStore(database: database)
+        let worker = DeliveryWorker(store: store, providers: providers, policy: config.retry, telemetry: runtime.telemetry,
                                     logger: logger, poll: config.poll, concurrency: config.concurrency)
-        let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker)
-        InboxHandlers(database: database).register(into: &router)
+        let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker, store: store)
+        InboxHandlers(store: store).register(into: &router)
         let scheduler = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers.scheduler, database: database, router: &router, wakes: outbox.writer)
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: handlers.accounts, database: database, wakes: outbox.writer)
         let invitations = try runtime.makeSubscriber(to: .invitations, handlers: handlers.invitations, database: database, wakes: outbox.writer)
@@ -41,7 +42,7 @@ public enum NotificationsService {
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(worker)
-        let retention = RetentionSweeper(database: database, retention: config.retention, logger: runtime.logs.logger("retention"))
+        let retention = RetentionSweeper(store: store, retention: config.retention, logger: runtime.logs.logger("retention"))
         parts.services.append(PeriodicService("retention sweep", every: .seconds(3600), logger: runtime.logs.logger("retention")) {
             try await retention.sweep()
         })

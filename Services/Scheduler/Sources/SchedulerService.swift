@@ -25,11 +25,11 @@ public enum SchedulerService {
         let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers), router: &router)
         let store = TimerStore(database: database, config: config, outbox: outbox.writer, instance: runtime.instance)
         let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry)
-        let leases = LeaseManager(database: database, config: config, instance: runtime.instance, logger: runtime.logs.logger("leases"),
-                                  stats: { engine.statsJSON() }) { acquired, lost in
+        let leaseStore = LeaseStore(database: database, config: config, instance: runtime.instance, logger: runtime.logs.logger("leases"))
+        let leases = LeaseManager(store: leaseStore, stats: { engine.statsJSON() }) { acquired, lost in
             engine.partitionsChanged(acquired: acquired, lost: lost)
         }
-        StatusHandler(database: database, config: config).register(into: &router)
+        StatusHandler(store: store).register(into: &router)
         let alarms = try runtime.makeSubscriber(
             to: .alarms, handlers: AlarmsEventHandlers(store: store, outbox: outbox.writer, engine: engine).handlers, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)

@@ -1,5 +1,32 @@
 import Foundation
 
+/// What a device runs.
+public enum DevicePlatform: String, Codable, Sendable, CaseIterable {
+    case ios, android, web
+
+    /// Where its pushes go unless the device names a provider.
+    public var defaultPushProvider: PushProviderKind {
+        switch self {
+        case .ios: .apns
+        case .android: .fcm
+        case .web: .webhook
+        }
+    }
+}
+
+/// Who carries a device's pushes.
+public enum PushProviderKind: String, Codable, Sendable, CaseIterable {
+    case apns, fcm, webhook
+}
+
+extension Device {
+    /// Where this device's pushes go: the provider it names, else its platform's default (a
+    /// platform or provider the backend does not know goes to the webhook).
+    public var provider: PushProviderKind {
+        pushProvider.flatMap(PushProviderKind.init(rawValue:)) ?? DevicePlatform(rawValue: platform)?.defaultPushProvider ?? .webhook
+    }
+}
+
 /// A device of a user and where its pushes go (`users/{uid}/devices/{deviceId}`, §3.1).
 public struct Device: Codable, Sendable, Equatable {
     public var deviceId: String

@@ -29,18 +29,25 @@ public struct Group: Codable, Sendable, Equatable {
     }
 }
 
+/// A member's role in a group (`chronir-api.md` §5): one owner, admins, members.
+public enum GroupRole: String, Codable, Sendable, CaseIterable {
+    case owner, admin, member
+
+    /// Owners and admins edit the group, its alarms, add alarms to it and invite.
+    public var manages: Bool { self == .owner || self == .admin }
+}
+
 /// A member of a group and their role.
 public struct GroupMember: Codable, Sendable, Equatable {
     public var uid: String
     public var displayName: String
     public var email: String
     public var photoURL: String?
-    /// `owner`, `admin` or `member`.
-    public var role: String
+    public var role: GroupRole
     public var joinedAt: Date
     public var invitedBy: String?
 
-    public init(uid: String, displayName: String, email: String, photoURL: String?, role: String, joinedAt: Date, invitedBy: String?) {
+    public init(uid: String, displayName: String, email: String, photoURL: String?, role: GroupRole, joinedAt: Date, invitedBy: String?) {
         self.uid = uid
         self.displayName = displayName
         self.email = email
@@ -199,8 +206,8 @@ public enum GroupMethods {
         public typealias Request = MemberRef
         public struct Response: Codable, Sendable {
             public var group: Group
-            public var role: String?
-            public init(group: Group, role: String?) {
+            public var role: GroupRole?
+            public init(group: Group, role: GroupRole?) {
                 self.group = group
                 self.role = role
             }
@@ -217,8 +224,8 @@ extension AccountsEvents {
 
     public struct MemberRole: Codable, Sendable, Equatable {
         public var uid: String
-        public var role: String
-        public init(uid: String, role: String) {
+        public var role: GroupRole
+        public init(uid: String, role: GroupRole) {
             self.uid = uid
             self.role = role
         }

@@ -64,14 +64,14 @@ public enum AlarmsEvents {
     public struct OccurrenceMarked: Codable, Sendable, Equatable {
         public var alarm: AlarmState
         public var completionId: String
-        public var status: String
+        public var status: CompletionStatus
         public var scheduledDate: Date
         public var completedAt: Date
         /// Who marked it (null for missed).
         public var userId: String?
         public var userDisplayName: String?
 
-        public init(alarm: AlarmState, completionId: String, status: String, scheduledDate: Date, completedAt: Date,
+        public init(alarm: AlarmState, completionId: String, status: CompletionStatus, scheduledDate: Date, completedAt: Date,
                     userId: String?, userDisplayName: String?) {
             self.alarm = alarm
             self.completionId = completionId

@@ -1,5 +1,17 @@
 import Foundation
 
+/// What became of an occurrence (`chronir-api.md` §3.4).
+public enum CompletionStatus: String, Codable, Sendable, CaseIterable {
+    /// Marked done by a member.
+    case completed
+    /// Marked skipped by a member.
+    case skipped
+    /// Its missed window passed unmarked.
+    case missed
+    /// Its missed window passed unmarked while it was snoozed.
+    case snoozedExpired = "snoozed_expired"
+}
+
 /// A completion log entry (`chronir-api.md` §3.4). Immutable once written.
 public struct Completion: Codable, Sendable, Equatable {
     public var id: String
@@ -7,8 +19,7 @@ public struct Completion: Codable, Sendable, Equatable {
     /// Who marked it (null for `missed`, which nobody marked).
     public var userId: String?
     public var userDisplayName: String?
-    /// `completed`, `skipped`, `missed` or `snoozed_expired`.
-    public var status: String
+    public var status: CompletionStatus
     /// The occurrence it is about.
     public var scheduledDate: Date
     /// When it was marked.
@@ -18,7 +29,7 @@ public struct Completion: Codable, Sendable, Equatable {
     public var onTime: Bool
     public var createdAt: Date
 
-    public init(id: String, alarmId: String, userId: String?, userDisplayName: String?, status: String, scheduledDate: Date,
+    public init(id: String, alarmId: String, userId: String?, userDisplayName: String?, status: CompletionStatus, scheduledDate: Date,
                 completedAt: Date, note: String?, onTime: Bool, createdAt: Date) {
         self.id = id
         self.alarmId = alarmId
@@ -42,7 +53,7 @@ public struct Completion: Codable, Sendable, Equatable {
         try c.encode(alarmId, forKey: .alarmId)
         try c.encodeNullable(userId, forKey: .userId)
         try c.encodeNullable(userDisplayName, forKey: .userDisplayName)
-        try c.encodeNullable(status, forKey: .status)
+        try c.encode(status, forKey: .status)
         try c.encodeNullable(scheduledDate, forKey: .scheduledDate)
         try c.encode(completedAt, forKey: .completedAt)
         try c.encodeNullable(note, forKey: .note)

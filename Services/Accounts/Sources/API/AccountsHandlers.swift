@@ -36,8 +36,7 @@ struct AccountsHandlers: Sendable {
         router.on(AccountsMethods.DeleteMe.self) { _, context in try await delete(try context.requireActor()) }
         router.on(AccountsMethods.PutDevice.self) { request, context in try await putDevice(try context.requireActor(), request) }
         router.on(AccountsMethods.ListDevices.self) { _, context in
-            .init(devices: try await AccountsStore.decodeDevices(database.query(
-                "SELECT \(unescaped: AccountsStore.deviceColumns) FROM devices WHERE user_id = \(try context.requireActor()) ORDER BY created_at")))
+            .init(devices: try await store.devices(of: try context.requireActor()))
         }
         router.on(AccountsMethods.DeleteDevice.self) { request, context in try await deleteDevice(try context.requireActor(), request.deviceId) }
         router.on(AccountsMethods.Keys.self) { _, _ in
@@ -117,8 +116,7 @@ struct AccountsHandlers: Sendable {
             }
             if row.expired { return .refused("refresh token expired") }
             guard let user = try await store.user(id: row.userID, on: c) else { return .refused("account no longer exists") }
-            try await c.query("UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = \(AccountsStore.tokenHash(request.refreshToken))",
-                              logger: database.logger)
+            try await store.markRefreshTokenRotated(request.refreshToken, on: c)
             let next = try await store.issueRefreshToken(session: row.session, userID: row.userID, refreshTTL: refreshTTL, on: c)
             return .rotated(user, row.session, next)
         }
@@ -151,10 +149,8 @@ struct AccountsHandlers: Sendable {
     func revocations() async throws -> RevokedSessions {
         let ttl = Int(issuer.accessTTL.components.seconds) + 60
         return try await database.transaction(isolation: .repeatableRead) { c in
-            let head = try await c.query("SELECT last_seq FROM outbox_streams WHERE stream = 'accounts'", logger: database.logger).first(Int64.self) ?? 0
-            let sessions = try await c.query("""
-                SELECT id FROM sessions WHERE revoked_at > now() - make_interval(secs => \(ttl))
-                """, logger: database.logger).all(String.self)
+            let head = try await store.outboxHead(on: c)
+            let sessions = try await store.sessionsRevoked(withinSeconds: ttl, on: c)
             return RevokedSessions(head: head, sessions: sessions)
         }
     }
@@ -190,14 +186,9 @@ struct AccountsHandlers: Sendable {
                 user.settings.vibrationEnabled = s.vibrationEnabled ?? user.settings.vibrationEnabled
                 try AccountValidation.settings(user.settings)
             }
-            let settingsJSON = String(decoding: try JSONCoding.encode(user.settings), as: UTF8.self)
-            let rows = try await c.query("""
-                UPDATE users SET display_name = \(user.displayName), photo_url = \(user.photoURL), platform = \(user.platform),
-                    app_version = \(user.appVersion), migrated_at = \(user.migratedAt), fcm_token = \(user.fcmToken),
-                    settings = \(settingsJSON)::jsonb, updated_at = now()
-                WHERE id = \(uid) RETURNING \(unescaped: AccountsStore.userColumns)
-                """, logger: database.logger)
-            guard let updated = try await AccountsStore.decodeUsers(rows).first else { throw ServiceError(.authRequired, "this account no longer exists") }
+            guard let updated = try await store.updateProfile(of: uid, to: user, on: c) else {
+                throw ServiceError(.authRequired, "this account no longer exists")
+            }
             try await outbox.append(AccountsEvents.userUpserted, upserted(updated), actor: uid, on: c)
             return updated
         }
@@ -207,19 +198,17 @@ struct AccountsHandlers: Sendable {
     func delete(_ uid: String) async throws -> Empty {
         try await outbox.transaction { c in
             guard let user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
-            let sessions = try await c.query("""
-                UPDATE sessions SET revoked_at = now(), revoke_reason = 'account deleted' WHERE user_id = \(uid) AND revoked_at IS NULL RETURNING id
-                """, logger: database.logger).all(String.self)
+            let sessions = try await store.revokeSessionsOnAccountDeletion(of: uid, on: c)
             for s in sessions {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
             }
-            try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
+            try await store.deleteRefreshTokens(of: uid, on: c)
             // The revoked sessions stay, by id only, for gateways that start within an access
             // token's life and must still refuse its tokens (`accounts.revocations`).
-            try await c.query("UPDATE sessions SET user_id = '' WHERE user_id = \(uid)", logger: database.logger)
+            try await store.detachSessions(of: uid, on: c)
             try await groups.removeUser(uid, on: c)
-            try await c.query("UPDATE group_members SET invited_by = NULL WHERE invited_by = \(uid)", logger: database.logger)
-            try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
+            try await groups.clearInviter(uid, on: c)
+            try await store.deleteUser(uid, on: c)
             try await outbox.append(AccountsEvents.userDeleted, AccountsEvents.UserDeleted(uid: uid, email: user.email), actor: uid, on: c)
         }
         return Empty()
@@ -230,22 +219,11 @@ struct AccountsHandlers: Sendable {
     func putDevice(_ uid: String, _ request: DeviceUpsert) async throws -> Device {
         let d = try AccountValidation.device(request)
         let device: Device = try await outbox.transaction { c in
-            let others = try await c.query(
-                "SELECT count(*)::int FROM devices WHERE user_id = \(uid) AND device_id <> \(d.deviceId)", logger: database.logger
-            ).first(Int.self) ?? 0
+            let others = try await store.deviceCount(of: uid, besides: d.deviceId, on: c)
             guard others < AccountValidation.maxDevicesPerUser else {
                 throw ServiceError(.validationFailed, "an account has at most \(AccountValidation.maxDevicesPerUser) devices; remove one first (DELETE /v1/me/devices/{deviceId})")
             }
-            let rows = try await c.query("""
-                INSERT INTO devices (user_id, device_id, platform, push_provider, push_token, webhook_url, app_version, timezone, locale)
-                SELECT \(uid), \(d.deviceId), \(d.platform), \(d.pushProvider), \(d.pushToken), \(d.webhookUrl), \(d.appVersion), \(d.timezone), \(d.locale)
-                WHERE EXISTS (SELECT 1 FROM users WHERE id = \(uid))
-                ON CONFLICT (user_id, device_id) DO UPDATE SET platform = excluded.platform, push_provider = excluded.push_provider,
-                    push_token = excluded.push_token, webhook_url = excluded.webhook_url, app_version = excluded.app_version,
-                    timezone = excluded.timezone, locale = excluded.locale, updated_at = now()
-                RETURNING \(unescaped: AccountsStore.deviceColumns)
-                """, logger: database.logger)
-            guard let device = try await AccountsStore.decodeDevices(rows).first else {
+            guard let device = try await store.upsertDevice(d, of: uid, on: c) else {
                 throw ServiceError(.authRequired, "this account no longer exists")
             }
             try await outbox.append(AccountsEvents.deviceUpserted, AccountsEvents.DeviceUpserted(uid: uid, device: device), actor: uid, on: c)
@@ -256,8 +234,7 @@ struct AccountsHandlers: Sendable {
 
     func deleteDevice(_ uid: String, _ deviceId: String) async throws -> Empty {
         try await outbox.transaction { c in
-            let rows = try await c.query("DELETE FROM devices WHERE user_id = \(uid) AND device_id = \(deviceId) RETURNING device_id", logger: database.logger)
-            guard try await rows.first(String.self) != nil else { throw ServiceError(.notFound, "no device \"\(deviceId)\"") }
+            guard try await store.deleteDevice(deviceId, of: uid, on: c) else { throw ServiceError(.notFound, "no device \"\(deviceId)\"") }
             try await outbox.append(AccountsEvents.deviceRemoved, AccountsEvents.DeviceRemoved(uid: uid, deviceId: deviceId), actor: uid, on: c)
         }
         return Empty()
@@ -267,7 +244,7 @@ struct AccountsHandlers: Sendable {
     var billing: EventHandlers {
         var h = EventHandlers(BillingEvents.self)
         h.on(BillingEvents.entitlementChanged) { e, _, c in
-            try await c.query("UPDATE users SET tier = \(e.tier.rawValue), updated_at = now() WHERE id = \(e.userId)", logger: database.logger)
+            try await store.setTier(e.tier, of: e.userId, on: c)
             if let user = try await store.user(id: e.userId, on: c) {
                 try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
             }
@@ -278,7 +255,7 @@ struct AccountsHandlers: Sendable {
     /// Sets the tier on the profile and tells the other services.
     func setTier(_ request: AccountsMethods.SetTier.Request) async throws -> User {
         let user: User = try await outbox.transaction { c in
-            try await c.query("UPDATE users SET tier = \(request.tier.rawValue), updated_at = now() WHERE id = \(request.userId)", logger: database.logger)
+            try await store.setTier(request.tier, of: request.userId, on: c)
             guard let user = try await store.user(id: request.userId, on: c) else { throw ServiceError(.notFound, "no user \(request.userId)") }
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: nil, on: c)
             return user

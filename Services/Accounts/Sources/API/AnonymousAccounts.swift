@@ -37,21 +37,14 @@ extension AccountsHandlers {
             }
             let identity = try await identities.verify(token, provider: provider, nonce: request.nonce)
             return try await changed(actor) { c in
-                if let owner = try await c.query("""
-                    SELECT user_id FROM identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
-                    """, logger: database.logger).first(String.self) {
+                if let owner = try await store.identityOwner(issuer: identity.issuer, subject: identity.subject, on: c) {
                     guard owner == actor else { throw ServiceError(.alreadyExists, "this \(provider) identity belongs to another account") }
                     return
                 }
-                try await c.query("""
-                    INSERT INTO identities (issuer, subject, user_id, email) VALUES (\(identity.issuer), \(identity.subject), \(actor), \(identity.email))
-                    """, logger: database.logger)
+                try await store.insertIdentity(identity, for: actor, on: c)
                 // An account without an email takes the identity's, when verified and free.
                 if let email = identity.email, identity.emailVerified {
-                    try await c.query("""
-                        UPDATE users SET email = \(email), email_key = \(email.lowercased()), updated_at = now()
-                        WHERE id = \(actor) AND email = '' AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(email.lowercased()))
-                        """, logger: database.logger)
+                    try await store.adoptIdentityEmail(email, for: actor, on: c)
                 }
             }
         }
@@ -62,23 +55,19 @@ extension AccountsHandlers {
         try AccountValidation.password(password)
         let hash = try await hasher.hash(password)
         return try await changed(actor) { c in
-            let current = try await c.query("SELECT password_hash FROM users WHERE id = \(actor) FOR UPDATE", logger: database.logger).first(String.self)
+            let current = try await store.lockPasswordHash(of: actor, on: c)
             guard let current else { throw ServiceError(.authRequired, "this account no longer exists") }
             guard current.isEmpty else { throw ServiceError(.alreadyExists, "this account already has a password") }
-            let rows = try await c.query("""
-                UPDATE users SET email = \(email), email_key = \(email.lowercased()), password_hash = \(hash), updated_at = now()
-                WHERE id = \(actor) AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(email.lowercased()) AND id <> \(actor))
-                RETURNING id
-                """, logger: database.logger)
-            guard try await rows.first(String.self) != nil else { throw ServiceError(.alreadyExists, "an account with this email already exists") }
+            guard try await store.setCredentials(email: email, passwordHash: hash, of: actor, on: c) else {
+                throw ServiceError(.alreadyExists, "an account with this email already exists")
+            }
         }
     }
 
     /// Sets `migratedAt` the first time the actor's local alarms were imported.
     func markMigrated(_ actor: String) async throws -> User {
         try await changed(actor) { c in
-            try await c.query("UPDATE users SET migrated_at = now(), updated_at = now() WHERE id = \(actor) AND migrated_at IS NULL",
-                              logger: database.logger)
+            try await store.markMigrated(actor, on: c)
         }
     }
 

@@ -44,7 +44,7 @@ struct GroupHandlers: Sendable {
     static func notFound(_ id: String) -> ServiceError { ServiceError(.notFound, "no group \(id)") }
 
     /// The group and the actor's role; 404 for non-members (they cannot learn it exists).
-    func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: String) {
+    func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: GroupRole) {
         guard let g = try await store.lock(id, on: c), let role = try await store.role(of: actor, in: id, on: c) else { throw Self.notFound(id) }
         return (g, role)
     }
@@ -63,10 +63,8 @@ struct GroupHandlers: Sendable {
             guard let user = try await accounts.user(id: actor, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             guard user.tier == .premium else { throw ServiceError(.tierRequired, "creating a group needs Premium") }
             let id = UUIDv7.string()
-            try await c.query("""
-                INSERT INTO groups (id, name, description, owner_id, icon_name, max_members) VALUES (\(id), \(name), \(description), \(actor), \(icon), \(Int32(GroupStore.maxMembers)))
-                """, logger: store.logger)
-            try await c.query("INSERT INTO group_members (group_id, user_id, role) VALUES (\(id), \(actor), 'owner')", logger: store.logger)
+            try await store.insert(id: id, name: name, description: description, owner: actor, icon: icon, on: c)
+            try await store.insertOwner(actor, of: id, on: c)
             return try await store.changed(id, actor: actor, on: c)
         }
         return g
@@ -85,18 +83,18 @@ struct GroupHandlers: Sendable {
     func update(_ req: GroupMethods.Update.Request, actor: String) async throws -> Group {
         let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" || role == "admin" else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
+            guard role.manages else { throw ServiceError(.permissionDenied, "only the owner or an admin edits group \(g.id)") }
             if let n = req.name {
-                try await c.query("UPDATE groups SET name = \(try Self.text(n, field: "name", max: 50)) WHERE id = \(g.id)", logger: store.logger)
+                try await store.rename(g.id, to: try Self.text(n, field: "name", max: 50), on: c)
             }
             switch req.description {
             case .unchanged: break
-            case .cleared: try await c.query("UPDATE groups SET description = NULL WHERE id = \(g.id)", logger: store.logger)
+            case .cleared: try await store.clearDescription(of: g.id, on: c)
             case .set(let d):
-                try await c.query("UPDATE groups SET description = \(try Self.text(d, field: "description", max: 200)) WHERE id = \(g.id)", logger: store.logger)
+                try await store.setDescription(try Self.text(d, field: "description", max: 200), of: g.id, on: c)
             }
             if let i = req.iconName {
-                try await c.query("UPDATE groups SET icon_name = \(try Self.text(i, field: "iconName", max: 40)) WHERE id = \(g.id)", logger: store.logger)
+                try await store.setIcon(try Self.text(i, field: "iconName", max: 40), of: g.id, on: c)
             }
             return try await store.changed(g.id, actor: actor, on: c)
         }
@@ -106,24 +104,24 @@ struct GroupHandlers: Sendable {
     func delete(_ id: String, actor: String) async throws -> Empty {
         try await store.outbox.transaction { c in
             let (g, role) = try await visible(id, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner deletes group \(g.id)") }
             try await store.delete(g, actor: actor, on: c)
         }
         return Empty()
     }
 
     func setRole(_ req: GroupMethods.SetRole.Request, actor: String) async throws -> GroupMember {
-        guard req.role == "admin" || req.role == "member" else {
+        guard let newRole = GroupRole(rawValue: req.role), newRole != .owner else {
             throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
         }
         let m: GroupMember = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
             guard let current = try await store.role(of: req.uid, in: g.id, on: c) else {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
             }
-            guard current != "owner" else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
-            try await c.query("UPDATE group_members SET role = \(req.role) WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            guard current != .owner else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
+            try await store.setRole(newRole, of: req.uid, in: g.id, on: c)
             try await store.changed(g.id, actor: actor, on: c)
             guard let m = try await store.members(g.id, on: c).first(where: { $0.uid == req.uid }) else { throw Self.notFound(g.id) }
             return m
@@ -138,17 +136,17 @@ struct GroupHandlers: Sendable {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
             }
             if req.uid == actor {
-                guard target != "owner" else {
+                guard target != .owner else {
                     throw ServiceError(.validationFailed, "the owner cannot leave; transfer ownership first or delete the group")
                 }
             } else {
-                guard role == "owner" || role == "admin" else {
+                guard role.manages else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin removes members of group \(g.id)")
                 }
-                guard target != "owner" else { throw ServiceError(.permissionDenied, "the owner cannot be removed") }
-                guard role == "owner" || target == "member" else { throw ServiceError(.permissionDenied, "only the owner removes an admin") }
+                guard target != .owner else { throw ServiceError(.permissionDenied, "the owner cannot be removed") }
+                guard role == .owner || target == .member else { throw ServiceError(.permissionDenied, "only the owner removes an admin") }
             }
-            try await c.query("DELETE FROM group_members WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
+            try await store.removeMember(req.uid, from: g.id, on: c)
             try await store.changed(g.id, removed: [req.uid], actor: actor, on: c)
         }
         return Empty()
@@ -157,14 +155,12 @@ struct GroupHandlers: Sendable {
     func transfer(_ req: GroupMethods.MemberRef, actor: String) async throws -> Group {
         let g: Group = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == "owner" else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
+            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner transfers group \(g.id)") }
             guard req.uid != actor else { throw ServiceError(.validationFailed, "you already own group \(g.id)") }
             guard try await store.role(of: req.uid, in: g.id, on: c) != nil else {
                 throw ServiceError(.validationFailed, "ownership goes to a member of the group; \(req.uid) is not one")
             }
-            try await c.query("UPDATE group_members SET role = 'admin' WHERE group_id = \(g.id) AND user_id = \(actor)", logger: store.logger)
-            try await c.query("UPDATE group_members SET role = 'owner' WHERE group_id = \(g.id) AND user_id = \(req.uid)", logger: store.logger)
-            try await c.query("UPDATE groups SET owner_id = \(req.uid) WHERE id = \(g.id)", logger: store.logger)
+            try await store.transfer(g.id, from: actor, to: req.uid, on: c)
             return try await store.changed(g.id, actor: actor, on: c)
         }
         return g
@@ -179,9 +175,7 @@ struct GroupHandlers: Sendable {
                 throw ServiceError(.groupMemberLimit, "group \(g.name) already has \(g.maxMembers) members")
             }
             guard try await accounts.user(id: req.uid, on: c) != nil else { throw ServiceError(.notFound, "no user \(req.uid)") }
-            try await c.query("""
-                INSERT INTO group_members (group_id, user_id, role, invited_by) VALUES (\(g.id), \(req.uid), 'member', \(req.invitedBy))
-                """, logger: store.logger)
+            try await store.insertMember(req.uid, of: g.id, invitedBy: req.invitedBy, on: c)
             return try await store.changed(g.id, actor: req.uid, on: c)
         }
         return g

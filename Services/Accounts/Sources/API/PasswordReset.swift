@@ -10,9 +10,7 @@ extension AccountsHandlers {
         let key = request.email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
         guard !key.isEmpty, key.count <= 254 else { throw ServiceError(.validationFailed, "email must be 1 to 254 characters") }
         try await database.transaction { c in
-            let rows = try await c.query("SELECT id, email, display_name FROM users WHERE email_key = \(key) AND email <> ''",
-                                         logger: database.logger)
-            for try await (uid, email, name) in rows.decode((String, String, String).self) {
+            for (uid, email, name) in try await store.resetRecipients(emailKey: key, on: c) {
                 try await mails.send(.reset, uid: uid, email: email, name: name, on: c, logger: database.logger)
             }
         }
@@ -27,17 +25,14 @@ extension AccountsHandlers {
             guard let (uid, _) = try await AccountMails.consume(request.token, .reset, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid reset token (unknown, used or expired)")
             }
-            try await c.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(uid)", logger: database.logger)
+            try await store.setPasswordHash(hash, of: uid, on: c)
             // Other reset links of the account stop working too.
-            try await c.query("UPDATE email_tokens SET used_at = now() WHERE user_id = \(uid) AND purpose = 'reset' AND used_at IS NULL",
-                              logger: database.logger)
-            let sessions = try await c.query("""
-                UPDATE sessions SET revoked_at = now(), revoke_reason = 'password reset' WHERE user_id = \(uid) AND revoked_at IS NULL RETURNING id
-                """, logger: database.logger).all(String.self)
+            try await store.invalidateResetTokens(of: uid, on: c)
+            let sessions = try await store.revokeSessionsOnPasswordReset(of: uid, on: c)
             for s in sessions {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
             }
-            try await c.query("DELETE FROM refresh_tokens WHERE user_id = \(uid)", logger: database.logger)
+            try await store.deleteRefreshTokens(of: uid, on: c)
         }
         return Empty()
     }
@@ -58,10 +53,7 @@ extension AccountsHandlers {
             guard let (uid, email) = try await AccountMails.consume(request.token, .verify, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid verification token (unknown, used or expired)")
             }
-            let rows = try await c.query("""
-                UPDATE users SET email_verified_at = now(), updated_at = now() WHERE id = \(uid) AND email = \(email) RETURNING id
-                """, logger: database.logger)
-            guard try await rows.first(String.self) != nil else {
+            guard try await store.markEmailVerified(of: uid, email: email, on: c) else {
                 throw ServiceError(.validationFailed, "the account's email changed since this mail was sent")
             }
             guard let user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }

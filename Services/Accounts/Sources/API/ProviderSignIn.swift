@@ -11,24 +11,22 @@ extension AccountsHandlers {
         let identity = try await identities.verify(request.identityToken, provider: request.provider, nonce: request.nonce)
         let name = try request.displayName.map { try AccountValidation.displayName($0) }
         let (user, session, refresh, created): (User, String, String, Bool) = try await outbox.transaction(wakes: { $0.3 }) { c in
-            if let uid = try await c.query("""
-                SELECT user_id FROM identities WHERE issuer = \(identity.issuer) AND subject = \(identity.subject)
-                """, logger: database.logger).first(String.self), let user = try await store.user(id: uid, on: c) {
+            if let uid = try await store.identityOwner(issuer: identity.issuer, subject: identity.subject, on: c),
+               let user = try await store.user(id: uid, on: c) {
                 let (session, refresh) = try await store.startSession(userID: uid, refreshTTL: refreshTTL, on: c)
                 return (user, session, refresh, false)
             }
             let email = identity.email?.trimmingCharacters(in: .whitespaces) ?? ""
             if !email.isEmpty, identity.emailVerified,
-               let uid = try await c.query("SELECT id FROM users WHERE email_key = \(email.lowercased())", logger: database.logger).first(String.self),
+               let uid = try await store.userID(email: email, on: c),
                let user = try await store.user(id: uid, on: c) {
-                try await link(identity, to: uid, on: c)
+                try await store.insertIdentity(identity, for: uid, on: c)
                 let (session, refresh) = try await store.startSession(userID: uid, refreshTTL: refreshTTL, on: c)
                 return (user, session, refresh, false)
             }
             // A new account. Its email is its sign-in key only when verified and free; otherwise
             // the account is reached through the provider alone.
-            let taken = try await c.query("SELECT 1 FROM users WHERE email_key = \(email.lowercased())", logger: database.logger)
-                .first(Int.self) != nil
+            let taken = try await store.emailTaken(email, on: c)
             let key = identity.emailVerified && !email.isEmpty && !taken ? email.lowercased() : "\(request.provider):\(identity.subject)"
             let id = UUIDv7.string()
             let displayName = name ?? (email.split(separator: "@").first.map(String.init).flatMap { $0.isEmpty ? nil : $0 } ?? "Chronir user")
@@ -37,17 +35,11 @@ extension AccountsHandlers {
                                                         platform: nil, on: c) else {
                 throw ServiceError(.alreadyExists, "an account for this identity already exists; sign in again")
             }
-            try await link(identity, to: id, on: c)
+            try await store.insertIdentity(identity, for: id, on: c)
             let (session, refresh) = try await store.startSession(userID: id, refreshTTL: refreshTTL, on: c)
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: id, on: c)
             return (user, session, refresh, true)
         }
         return try await result(user, session: session, refresh: refresh)
-    }
-
-    private func link(_ identity: ProviderIdentity, to uid: String, on c: PostgresConnection) async throws {
-        try await c.query("""
-            INSERT INTO identities (issuer, subject, user_id, email) VALUES (\(identity.issuer), \(identity.subject), \(uid), \(identity.email))
-            """, logger: database.logger)
     }
 }

@@ -36,10 +36,12 @@ enum AccountValidation {
         }
     }
 
-    static func platform(_ platform: String, field: String = "platform") throws {
-        guard ["ios", "android", "web"].contains(platform) else {
+    @discardableResult
+    static func platform(_ platform: String, field: String = "platform") throws -> DevicePlatform {
+        guard let p = DevicePlatform(rawValue: platform) else {
             throw ServiceError(.validationFailed, "\(field) must be ios, android or web")
         }
+        return p
     }
 
     static func short(_ value: String, field: String, max: Int) throws {
@@ -70,16 +72,19 @@ enum AccountValidation {
         guard d.deviceId.range(of: #"^[A-Za-z0-9._:-]{1,128}$"#, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "deviceId must be 1...128 characters of letters, digits, '.', '_', ':' or '-'")
         }
-        try platform(d.platform)
-        let provider = d.pushProvider ?? (d.platform == "ios" ? "apns" : d.platform == "android" ? "fcm" : "webhook")
-        guard ["apns", "fcm", "webhook"].contains(provider) else {
-            throw ServiceError(.validationFailed, "pushProvider must be apns, fcm or webhook")
+        let platform = try platform(d.platform)
+        var provider = platform.defaultPushProvider
+        if let named = d.pushProvider {
+            guard let p = PushProviderKind(rawValue: named) else {
+                throw ServiceError(.validationFailed, "pushProvider must be apns, fcm or webhook")
+            }
+            provider = p
         }
-        d.pushProvider = provider
+        d.pushProvider = provider.rawValue
         if let token = d.pushToken {
             guard !token.isEmpty, token.count <= 4096 else { throw ServiceError(.validationFailed, "pushToken must be 1...4096 characters") }
         }
-        if provider == "webhook" {
+        if provider == .webhook {
             guard let url = d.webhookUrl else { throw ServiceError(.validationFailed, "webhookUrl is required for the webhook provider") }
             try self.url(url, field: "webhookUrl")
         } else if let url = d.webhookUrl {

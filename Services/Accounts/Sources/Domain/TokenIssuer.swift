@@ -47,13 +47,9 @@ final class TokenIssuer: Sendable {
         let candidate = Curve25519.Signing.PrivateKey()
         let kid = "k-\(UUID().uuidString.prefix(8).lowercased())"
         let encoded = candidate.rawRepresentation.base64EncodedString()
-        try await database.query("""
-            INSERT INTO signing_keys (kid, private_key)
-            SELECT \(kid), \(encoded) WHERE NOT EXISTS (SELECT 1 FROM signing_keys WHERE retired_at IS NULL)
-            """)
-        let rows = try await database.query("SELECT kid, private_key FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at LIMIT 1")
-        for try await (kid, secret) in rows.decode((String, String).self) {
-            guard let raw = Data(base64Encoded: secret) else { break }
+        let store = SigningKeyStore(database: database)
+        try await store.insertIfNoneActive(kid: kid, privateKey: encoded)
+        if let (kid, secret) = try await store.activeKey(), let raw = Data(base64Encoded: secret) {
             let key = EdDSA.PrivateKey(backing: try Curve25519.Signing.PrivateKey(rawRepresentation: raw))
             return await TokenIssuer(kid: kid, privateKey: key, accessTTL: accessTTL)
         }

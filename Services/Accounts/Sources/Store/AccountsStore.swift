@@ -1,5 +1,4 @@
 import Contracts
-import Crypto
 import Foundation
 import Messaging
 import Persistence
@@ -54,77 +53,87 @@ struct AccountsStore: Sendable {
         return nil
     }
 
-    // MARK: Sessions and refresh tokens
-
-    static func tokenHash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+    /// The id of the account whose sign-in key is `email` (lowercased).
+    func userID(email: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT id FROM users WHERE email_key = \(email.lowercased())", logger: database.logger).first(String.self)
     }
 
-    static func newRefreshToken() -> String {
-        var rng = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for k in 0..<32 { bytes[k] = rng.next() }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    /// Whether an account's sign-in key is `email` (lowercased).
+    func emailTaken(_ email: String, on c: PostgresConnection) async throws -> Bool {
+        try await c.query("SELECT 1 FROM users WHERE email_key = \(email.lowercased())", logger: database.logger)
+            .first(Int.self) != nil
     }
 
-    /// Starts a session with its first refresh token; returns (session id, refresh token).
-    func startSession(userID: String, refreshTTL: Duration, on c: PostgresConnection) async throws -> (String, String) {
-        let session = UUIDv7.string()
-        try await c.query("INSERT INTO sessions (id, user_id) VALUES (\(session), \(userID))", logger: database.logger)
-        let token = try await issueRefreshToken(session: session, userID: userID, refreshTTL: refreshTTL, on: c)
-        return (session, token)
+    /// The accounts a password-reset mail for sign-in key `key` goes to (those with an email).
+    func resetRecipients(emailKey key: String, on c: PostgresConnection) async throws -> [(uid: String, email: String, name: String)] {
+        let rows = try await c.query("SELECT id, email, display_name FROM users WHERE email_key = \(key) AND email <> ''",
+                                     logger: database.logger)
+        var out: [(uid: String, email: String, name: String)] = []
+        for try await (uid, email, name) in rows.decode((String, String, String).self) { out.append((uid: uid, email: email, name: name)) }
+        return out
     }
 
-    func issueRefreshToken(session: String, userID: String, refreshTTL: Duration, on c: PostgresConnection) async throws -> String {
-        let token = Self.newRefreshToken()
-        let seconds = Int(refreshTTL.components.seconds)
-        try await c.query("""
-            INSERT INTO refresh_tokens (token_hash, session_id, user_id, expires_at)
-            VALUES (\(Self.tokenHash(token)), \(session), \(userID), now() + make_interval(secs => \(seconds)))
-            """, logger: database.logger)
-        return token
-    }
+    // MARK: Profile and credentials
 
-    struct RefreshRow {
-        var session: String
-        var userID: String
-        var expired: Bool
-        var rotated: Bool
-        var revoked: Bool
-    }
-
-    func lockRefreshToken(_ token: String, on c: PostgresConnection) async throws -> RefreshRow? {
+    /// Writes the editable profile of `user` (settings included) to row `uid`; nil when the row is gone.
+    func updateProfile(of uid: String, to user: User, on c: PostgresConnection) async throws -> User? {
+        let settingsJSON = String(decoding: try JSONCoding.encode(user.settings), as: UTF8.self)
         let rows = try await c.query("""
-            SELECT t.session_id, t.user_id, t.expires_at < now(), t.rotated_at IS NOT NULL, s.revoked_at IS NOT NULL
-            FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id
-            WHERE t.token_hash = \(Self.tokenHash(token)) FOR UPDATE OF t, s
+            UPDATE users SET display_name = \(user.displayName), photo_url = \(user.photoURL), platform = \(user.platform),
+                app_version = \(user.appVersion), migrated_at = \(user.migratedAt), fcm_token = \(user.fcmToken),
+                settings = \(settingsJSON)::jsonb, updated_at = now()
+            WHERE id = \(uid) RETURNING \(unescaped: Self.userColumns)
             """, logger: database.logger)
-        for try await r in rows.decode((String, String, Bool, Bool, Bool).self) {
-            return RefreshRow(session: r.0, userID: r.1, expired: r.2, rotated: r.3, revoked: r.4)
-        }
-        return nil
+        return try await Self.decodeUsers(rows).first
     }
 
-    /// Revokes a session; returns whether it was active.
-    @discardableResult
-    func revokeSession(_ session: String, reason: String, on c: PostgresConnection) async throws -> Bool {
+    /// Sets the account's tier.
+    func setTier(_ tier: Tier, of uid: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE users SET tier = \(tier.rawValue), updated_at = now() WHERE id = \(uid)", logger: database.logger)
+    }
+
+    /// Sets `migrated_at` unless it is set already.
+    func markMigrated(_ uid: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE users SET migrated_at = now(), updated_at = now() WHERE id = \(uid) AND migrated_at IS NULL",
+                          logger: database.logger)
+    }
+
+    /// The account's password hash (empty when it has none), its row locked; nil when the account is gone.
+    func lockPasswordHash(of uid: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT password_hash FROM users WHERE id = \(uid) FOR UPDATE", logger: database.logger).first(String.self)
+    }
+
+    /// Gives the account an email (its sign-in key) and password; false when another account holds the email.
+    func setCredentials(email: String, passwordHash hash: String, of uid: String, on c: PostgresConnection) async throws -> Bool {
         let rows = try await c.query("""
-            UPDATE sessions SET revoked_at = now(), revoke_reason = \(reason) WHERE id = \(session) AND revoked_at IS NULL RETURNING id
+            UPDATE users SET email = \(email), email_key = \(email.lowercased()), password_hash = \(hash), updated_at = now()
+            WHERE id = \(uid) AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(email.lowercased()) AND id <> \(uid))
+            RETURNING id
             """, logger: database.logger)
         return try await rows.first(String.self) != nil
     }
 
-    // MARK: Devices
+    /// Replaces the account's password hash.
+    func setPasswordHash(_ hash: String, of uid: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE users SET password_hash = \(hash), updated_at = now() WHERE id = \(uid)", logger: database.logger)
+    }
 
-    static let deviceColumns = "device_id, platform, push_provider, push_token, webhook_url, app_version, timezone, locale, created_at, updated_at"
+    /// Marks every unused reset token of the account used.
+    func invalidateResetTokens(of uid: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE email_tokens SET used_at = now() WHERE user_id = \(uid) AND purpose = 'reset' AND used_at IS NULL",
+                          logger: database.logger)
+    }
 
-    static func decodeDevices(_ rows: PostgresRowSequence) async throws -> [Device] {
-        var out: [Device] = []
-        for try await r in rows.decode((String, String, String?, String?, String?, String?, String?, String?, Date, Date).self) {
-            out.append(Device(deviceId: r.0, platform: r.1, pushProvider: r.2, pushToken: r.3, webhookUrl: r.4,
-                              appVersion: r.5, timezone: r.6, locale: r.7, createdAt: r.8, updatedAt: r.9))
-        }
-        return out
+    /// Marks the email verified if the account's email is still `email`; returns whether it was.
+    func markEmailVerified(of uid: String, email: String, on c: PostgresConnection) async throws -> Bool {
+        let rows = try await c.query("""
+            UPDATE users SET email_verified_at = now(), updated_at = now() WHERE id = \(uid) AND email = \(email) RETURNING id
+            """, logger: database.logger)
+        return try await rows.first(String.self) != nil
+    }
+
+    /// Deletes the account's row.
+    func deleteUser(_ uid: String, on c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
     }
 }

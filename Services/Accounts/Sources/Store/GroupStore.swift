@@ -31,12 +31,19 @@ struct GroupStore: Sendable {
     func memberRoles(_ group: String, on c: PostgresConnection) async throws -> [AccountsEvents.MemberRole] {
         var out: [AccountsEvents.MemberRole] = []
         let rows = try await c.query("SELECT user_id, role FROM group_members WHERE group_id = \(group) ORDER BY joined_at, user_id", logger: logger)
-        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: role)) }
+        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: try Self.role(role))) }
         return out
     }
 
-    func role(of user: String, in group: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    /// A stored role (the column's CHECK allows only the three).
+    static func role(_ stored: String) throws -> GroupRole {
+        guard let role = GroupRole(rawValue: stored) else { throw ServiceError.internal("unknown group role \(stored)") }
+        return role
+    }
+
+    func role(of user: String, in group: String, on c: PostgresConnection) async throws -> GroupRole? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger)
+            .first(String.self).map(Self.role)
     }
 
     func members(_ group: String, on c: PostgresConnection) async throws -> [GroupMember] {
@@ -46,7 +53,8 @@ struct GroupStore: Sendable {
             FROM group_members m JOIN users u ON u.id = m.user_id WHERE m.group_id = \(group) ORDER BY m.joined_at, m.user_id
             """, logger: logger)
         for try await (uid, name, email, photo, role, joined, invitedBy) in rows.decode((String, String, String, String?, String, Date, String?).self) {
-            out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: role, joinedAt: joined, invitedBy: invitedBy))
+            out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: try Self.role(role), joinedAt: joined,
+                                   invitedBy: invitedBy))
         }
         return out
     }
@@ -75,6 +83,72 @@ struct GroupStore: Sendable {
         _ = try await outbox.append(AccountsEvents.groupDeleted, AccountsEvents.GroupDeleted(groupId: g.id, memberIds: g.memberIds), actor: actor, on: c)
     }
 
+    /// Inserts a group row (members go in with ``insertOwner(_:of:on:)`` and ``insertMember(_:of:invitedBy:on:)``).
+    func insert(id: String, name: String, description: String?, owner: String, icon: String, on c: PostgresConnection) async throws {
+        try await c.query("""
+            INSERT INTO groups (id, name, description, owner_id, icon_name, max_members) VALUES (\(id), \(name), \(description), \(owner), \(icon), \(Int32(Self.maxMembers)))
+            """, logger: logger)
+    }
+
+    /// Adds `uid` to the group as its owner.
+    func insertOwner(_ uid: String, of group: String, on c: PostgresConnection) async throws {
+        try await c.query("INSERT INTO group_members (group_id, user_id, role) VALUES (\(group), \(uid), 'owner')", logger: logger)
+    }
+
+    /// Adds `uid` to the group as a member, invited by `invitedBy`.
+    func insertMember(_ uid: String, of group: String, invitedBy: String, on c: PostgresConnection) async throws {
+        try await c.query("""
+            INSERT INTO group_members (group_id, user_id, role, invited_by) VALUES (\(group), \(uid), 'member', \(invitedBy))
+            """, logger: logger)
+    }
+
+    /// Renames the group.
+    func rename(_ id: String, to name: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET name = \(name) WHERE id = \(id)", logger: logger)
+    }
+
+    /// Removes the group's description.
+    func clearDescription(of id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET description = NULL WHERE id = \(id)", logger: logger)
+    }
+
+    /// Sets the group's description.
+    func setDescription(_ description: String, of id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET description = \(description) WHERE id = \(id)", logger: logger)
+    }
+
+    /// Sets the group's icon.
+    func setIcon(_ icon: String, of id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET icon_name = \(icon) WHERE id = \(id)", logger: logger)
+    }
+
+    /// Sets a member's role.
+    func setRole(_ role: GroupRole, of uid: String, in group: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE group_members SET role = \(role.rawValue) WHERE group_id = \(group) AND user_id = \(uid)", logger: logger)
+    }
+
+    /// Hands the group from its owner (who stays, as an admin) to member `heir`.
+    func transfer(_ group: String, from owner: String, to heir: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE group_members SET role = 'admin' WHERE group_id = \(group) AND user_id = \(owner)", logger: logger)
+        try await makeOwner(heir, of: group, on: c)
+    }
+
+    /// Makes member `uid` the group's owner (its role and `owner_id`); the previous owner's row is left as it is.
+    func makeOwner(_ uid: String, of group: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE group_members SET role = 'owner' WHERE group_id = \(group) AND user_id = \(uid)", logger: logger)
+        try await c.query("UPDATE groups SET owner_id = \(uid) WHERE id = \(group)", logger: logger)
+    }
+
+    /// Takes `uid` out of the group.
+    func removeMember(_ uid: String, from group: String, on c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM group_members WHERE group_id = \(group) AND user_id = \(uid)", logger: logger)
+    }
+
+    /// Forgets `uid` as the inviter of any member.
+    func clearInviter(_ uid: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE group_members SET invited_by = NULL WHERE invited_by = \(uid)", logger: logger)
+    }
+
     /// An account goes: it leaves every group; a group it owned passes to its longest-standing
     /// admin, else its longest-standing member, and goes only when nobody else is in it.
     func removeUser(_ uid: String, on c: PostgresConnection) async throws {
@@ -89,10 +163,9 @@ struct GroupStore: Sendable {
                     try await delete(g, actor: nil, on: c)
                     continue
                 }
-                try await c.query("UPDATE group_members SET role = 'owner' WHERE group_id = \(id) AND user_id = \(heir)", logger: logger)
-                try await c.query("UPDATE groups SET owner_id = \(heir) WHERE id = \(id)", logger: logger)
+                try await makeOwner(heir, of: id, on: c)
             }
-            try await c.query("DELETE FROM group_members WHERE group_id = \(id) AND user_id = \(uid)", logger: logger)
+            try await removeMember(uid, from: id, on: c)
             try await changed(id, removed: [uid], actor: nil, on: c)
         }
     }

@@ -65,8 +65,7 @@ struct AlarmHandlers: Sendable {
             }
             let tier = try await store.tier(of: actor, on: c)
             if let group = req.groupId {
-                let role = try await store.groupRole(group: group, user: actor, on: c)
-                guard role == "owner" || role == "admin" else {
+                guard try await store.groupRole(group: group, user: actor, on: c)?.manages == true else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin of group \(group) adds alarms to it")
                 }
                 sharedWith = Array(Set(sharedWith).union(try await store.groupMembers(group: group, on: c)).subtracting([actor])).sorted()
@@ -123,6 +122,8 @@ struct AlarmHandlers: Sendable {
 
     // MARK: Update
 
+    /// Who may change what, the version, tiers and limits, then the patch itself
+    /// (`Alarm.applying`, `Domain/AlarmPatching.swift`), the row and its events.
     func update(_ patch: AlarmPatch, actor: String) async throws -> Alarm {
         let now = Date()
         let updated: Alarm = try await outbox.transaction { c in
@@ -130,66 +131,27 @@ struct AlarmHandlers: Sendable {
             let isOwner = a.ownerId == actor
             var groupAdmin = false
             if !isOwner, let g = a.groupId {
-                let role = try await store.groupRole(group: g, user: actor, on: c)
-                groupAdmin = role == "owner" || role == "admin"
+                groupAdmin = try await store.groupRole(group: g, user: actor, on: c)?.manages ?? false
             }
             guard isOwner || groupAdmin else {
                 throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
             }
             try Self.checkVersion(patch.version, a)
-            var n = a
-            if case .cleared = patch.title { throw ServiceError(.validationFailed, "title cannot be null") }
-            if let t = patch.title.value { n.title = try AlarmRules.title(t) }
-            if let v = patch.note.value { try AlarmRules.text(v, field: "note", max: 500) }
-            n.note = patch.note.applied(to: a.note)
-            if let v = patch.photoURL.value { try AlarmRules.url(v, field: "photoURL") }
-            n.photoURL = patch.photoURL.applied(to: a.photoURL)
-            if let v = patch.photoLocalPath.value { try AlarmRules.text(v, field: "photoLocalPath", max: 1024) }
-            n.photoLocalPath = patch.photoLocalPath.applied(to: a.photoLocalPath)
-            if let v = patch.category.value { try AlarmRules.text(v, field: "category", max: 40) }
-            n.category = patch.category.applied(to: a.category)
-            if let v = patch.soundId.value { try AlarmRules.text(v, field: "soundId", max: 64) }
-            n.soundId = try Self.required(patch.soundId, a.soundId, "soundId")
-            n.vibrationEnabled = try Self.required(patch.vibrationEnabled, a.vibrationEnabled, "vibrationEnabled")
-            n.snoozeDurationMinutes = try Self.required(patch.snoozeDurationMinutes, a.snoozeDurationMinutes, "snoozeDurationMinutes")
-            try AlarmRules.range(n.snoozeDurationMinutes, field: "snoozeDurationMinutes", 1...10_080)
-            n.preAlarmWarningEnabled = try Self.required(patch.preAlarmWarningEnabled, a.preAlarmWarningEnabled, "preAlarmWarningEnabled")
-            n.preAlarmWarningHours = try Self.required(patch.preAlarmWarningHours, a.preAlarmWarningHours, "preAlarmWarningHours")
-            try AlarmRules.range(n.preAlarmWarningHours, field: "preAlarmWarningHours", 1...168)
-            if let o = patch.preAlarmOffsets.value { n.preAlarmOffsets = try AlarmRules.offsets(o) }
-            if case .cleared = patch.preAlarmOffsets { n.preAlarmOffsets = [] }
-            n.requireDismissAction = try Self.required(patch.requireDismissAction, a.requireDismissAction, "requireDismissAction")
-            n.isPaused = try Self.required(patch.isPaused, a.isPaused, "isPaused")
-            n.isActive = try Self.required(patch.isActive, a.isActive, "isActive")
+            // The order of the checks decides which error a request with several faults gets:
+            // fields, then who may share, then the members named, then the group joined.
+            let fields = try a.applyingFields(patch)
             if patch.sharedWith.isPresent || patch.groupId.isPresent {
                 guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
             }
-            if let members = patch.sharedWith.value { n.sharedWith = try AlarmRules.members(members, owner: a.ownerId) }
-            if case .cleared = patch.sharedWith { n.sharedWith = [] }
+            if let members = patch.sharedWith.value { _ = try AlarmRules.members(members, owner: a.ownerId) }
+            var joining: [String]? = nil
             if let g = patch.groupId.value, g != a.groupId {
-                let role = try await store.groupRole(group: g, user: actor, on: c)
-                guard role == "owner" || role == "admin" else {
+                guard try await store.groupRole(group: g, user: actor, on: c)?.manages == true else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
                 }
-                n.sharedWith = Array(Set(n.sharedWith).union(try await store.groupMembers(group: g, on: c)).subtracting([a.ownerId])).sorted()
+                joining = try await store.groupMembers(group: g, on: c)
             }
-            n.groupId = patch.groupId.applied(to: a.groupId)
-            n.assignedTo = patch.assignedTo.applied(to: a.assignedTo)
-            if let assignee = n.assignedTo, !n.members.contains(assignee) {
-                throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
-            }
-            n.isShared = !n.sharedWith.isEmpty
-            var recompute = !a.isActive && n.isActive
-            if let schedule = patch.schedule.value {
-                n.schedule = schedule
-                recompute = true
-            }
-            if case .cleared = patch.schedule { throw ServiceError(.scheduleInvalid, "schedule cannot be null") }
-            if recompute {
-                let compiled = try AlarmRules.compile(n.schedule)
-                n.nextFireDate = compiled.next(after: now)
-                if n.nextFireDate == nil { n.isActive = false }
-            }
+            var n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
             let tier = try await store.tier(of: a.ownerId, on: c)
             try AlarmRules.checkTier(tier, alarm: n, previous: a)
             if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {
@@ -205,11 +167,6 @@ struct AlarmHandlers: Sendable {
             return n
         }
         return updated
-    }
-
-    static func required<T>(_ patch: Patch<T>, _ current: T, _ field: String) throws -> T {
-        if case .cleared = patch { throw ServiceError(.validationFailed, "\(field) cannot be null") }
-        return patch.value ?? current
     }
 
     // MARK: Delete

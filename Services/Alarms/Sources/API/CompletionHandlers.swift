@@ -31,20 +31,8 @@ struct CompletionHandlers: Sendable {
         }
     }
 
-    static let completionColumns = "id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at"
-
-    static func decode<Rows: AsyncSequence>(_ rows: Rows) async throws -> [Completion] where Rows.Element == PostgresRow {
-        var out: [Completion] = []
-        for try await row in rows {
-            let r = try row.decode((String, String, String?, String?, String, Date, Date, String?, Bool, Date).self)
-            out.append(Completion(id: r.0, alarmId: r.1, userId: r.2, userDisplayName: r.3, status: r.4, scheduledDate: r.5,
-                                  completedAt: r.6, note: r.7, onTime: r.8, createdAt: r.9))
-        }
-        return out
-    }
-
     func complete(_ req: CompletionCreate, actor: String, context: ServiceContext) async throws -> CompletionRecorded {
-        guard req.status == "completed" || req.status == "skipped" else {
+        guard let status = CompletionStatus(rawValue: req.status), status == .completed || status == .skipped else {
             throw ServiceError(.validationFailed, "status must be completed or skipped")
         }
         try AlarmRules.text(req.note, field: "note", max: 500)
@@ -68,7 +56,7 @@ struct CompletionQueries: Sendable {
         }
         let limit = q.limit ?? 50
         guard (1...500).contains(limit) else { throw ServiceError(.validationFailed, "limit must be 1–500") }
-        if let s = q.status, !["completed", "skipped", "missed", "snoozed_expired"].contains(s) {
+        if let s = q.status, CompletionStatus(rawValue: s) == nil {
             throw ServiceError(.validationFailed, "status must be completed, skipped, missed or snoozed_expired")
         }
         var cursorTime: Date? = nil
@@ -80,16 +68,8 @@ struct CompletionQueries: Sendable {
             cursorTime = Date(timeIntervalSince1970: Double(c.t) / 1000)
             cursorID = c.i
         }
-        var completions = try await CompletionHandlers.decode(store.database.query("""
-            SELECT \(unescaped: CompletionHandlers.completionColumns) FROM completions
-            WHERE alarm_id = \(q.alarmId)
-              AND (\(q.userId)::text IS NULL OR user_id = \(q.userId))
-              AND (\(q.status)::text IS NULL OR status = \(q.status))
-              AND (\(q.from)::timestamptz IS NULL OR scheduled_date >= \(q.from))
-              AND (\(q.to)::timestamptz IS NULL OR scheduled_date < \(q.to))
-              AND (\(cursorTime)::timestamptz IS NULL OR (completed_at, id) < (\(cursorTime), \(cursorID)))
-            ORDER BY completed_at DESC, id DESC LIMIT \(limit + 1)
-            """))
+        var completions = try await store.completionHistory(alarmId: q.alarmId, userId: q.userId, status: q.status, from: q.from, to: q.to,
+                                                            cursorTime: cursorTime, cursorID: cursorID, limit: limit + 1)
         var next: String? = nil
         if completions.count > limit {
             completions.removeLast()
@@ -102,14 +82,6 @@ struct CompletionQueries: Sendable {
 
     /// Consecutive most recent occurrences completed on time (US-5.2).
     func streak(alarmId: String) async throws -> Int {
-        let rows = try await store.database.query("""
-            SELECT status, on_time FROM completions WHERE alarm_id = \(alarmId) ORDER BY scheduled_date DESC LIMIT 10000
-            """)
-        var n = 0
-        for try await (status, onTime) in rows.decode((String, Bool).self) {
-            guard status == "completed", onTime else { break }
-            n += 1
-        }
-        return n
+        try await store.onTimeStreak(alarmId: alarmId)
     }
 }

@@ -1,8 +1,6 @@
 import Contracts
 import Foundation
 import Messaging
-import Persistence
-import PostgresNIO
 import Schedules
 
 /// CSV export of completion history and iCalendar feeds of alarms.
@@ -26,7 +24,7 @@ struct ExportHandlers: Sendable {
         } while query.cursor != nil && all.count < 100_000
         var lines = ["id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note"]
         for c in all {
-            lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status,
+            lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status.rawValue,
                           c.userId ?? "", c.userDisplayName ?? "", c.onTime ? "true" : "false", c.note ?? ""]
                 .map(Self.csvField).joined(separator: ","))
         }
@@ -48,11 +46,7 @@ struct ExportHandlers: Sendable {
             guard let a = try await store.load(id), a.isVisible(to: actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(id) }
             alarms = [a]
         } else {
-            alarms = try await AlarmRow.decodeAll(store.database.query("""
-                SELECT \(unescaped: AlarmRow.columns) FROM alarms
-                WHERE deleted_at IS NULL AND is_active AND (owner_id = \(actor) OR \(actor) = ANY(shared_with))
-                ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
-                """))
+            alarms = try await store.activeAlarms(visibleTo: actor)
         }
         return TextDocument(contentType: "text/calendar; charset=utf-8",
                             filename: alarmId.map { "alarm-\($0).ics" } ?? "chronir.ics", body: Self.ics(alarms))

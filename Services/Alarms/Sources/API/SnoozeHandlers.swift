@@ -47,8 +47,7 @@ struct SnoozeHandlers: Sendable {
             }
             let tier = try await store.tier(of: actor, on: c)
             guard let occurrence = a.nextFireDate else { return (a, tier, 0) }
-            let count = try await c.query("SELECT count FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(occurrence)",
-                                          logger: store.logger).first(Int32.self).map(Int.init) ?? 0
+            let count = try await store.snoozeCount(alarmId: a.id, occurrence: occurrence, on: c)
             return (a, tier, count)
         }
         let minutes = (tier < .plus ? Self.freeMinutes : Self.plusMinutes).sorted()
@@ -85,9 +84,7 @@ struct SnoozeHandlers: Sendable {
             guard occurrence.timeIntervalSince(now) <= earlySlack else {
                 throw ServiceError(.validationFailed, "alarm \(a.id) has not fired yet; its next occurrence is \(ISOTime.format(occurrence))")
             }
-            let count = try await c.query("""
-                SELECT count FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(occurrence) FOR UPDATE
-                """, logger: store.logger).first(Int32.self).map(Int.init) ?? 0
+            let count = try await store.lockSnoozeCount(alarmId: a.id, occurrence: occurrence, on: c)
             let allowance = await self.allowance(alarm: a.id, occurrence: occurrence, user: actor, number: count + 1)
             let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
             guard count < limit else {
@@ -101,12 +98,7 @@ struct SnoozeHandlers: Sendable {
                                                      "occurrenceAt": .string(ISOTime.format(occurrence))]))
             }
             let refire = now.addingTimeInterval(Double(req.minutes) * 60)
-            try await c.query("""
-                INSERT INTO snoozes (alarm_id, occurrence_at, count, refire_at, updated_at, updated_by)
-                VALUES (\(a.id), \(occurrence), 1, \(refire), \(now), \(actor))
-                ON CONFLICT (alarm_id, occurrence_at) DO UPDATE
-                SET count = snoozes.count + 1, refire_at = excluded.refire_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by
-                """, logger: store.logger)
+            try await store.recordSnooze(alarmId: a.id, occurrence: occurrence, refireAt: refire, at: now, by: actor, on: c)
             let ownerTier = try await store.tier(of: a.ownerId, on: c)
             try await outbox.append(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
                 alarm: AlarmChanges.state(a, ownerTier: ownerTier), occurrenceAt: occurrence, refireAt: refire,

@@ -32,16 +32,10 @@ struct TierHandlers: Sendable {
     /// Records `tier` for `user` and enforces its alarm limit; returns the deactivated alarms.
     func apply(_ tier: Tier, to user: String, actor: String?, on c: PostgresConnection) async throws -> [String] {
         try await store.lockOwner(user, on: c)
-        try await c.query("""
-            INSERT INTO user_tiers (user_id, tier) VALUES (\(user), \(tier.rawValue))
-            ON CONFLICT (user_id) DO UPDATE SET tier = excluded.tier, updated_at = now()
-            """, logger: store.logger)
+        try await store.setTier(tier, of: user, on: c)
         guard let limit = tier.activeAlarmLimit else { return [] }
         // Keep the `limit` alarms due soonest; deactivate the rest.
-        let ids = try await c.query("""
-            SELECT id FROM alarms WHERE owner_id = \(user) AND is_active AND deleted_at IS NULL
-            ORDER BY next_fire_date ASC NULLS LAST, created_at ASC OFFSET \(limit)
-            """, logger: store.logger).all(String.self)
+        let ids = try await store.activeAlarmIDs(ownedBy: user, beyond: limit, on: c)
         var deactivated: [String] = []
         for id in ids {
             guard let a = try await store.lock(id, on: c) else { continue }

@@ -13,11 +13,8 @@ struct AccountsEventHandlers: Sendable {
     var handlers: EventHandlers {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked)  // groups: GroupEventHandlers
-        h.on(AccountsEvents.userUpserted) { user, ctx, c in
-            try await c.query("""
-                INSERT INTO users (user_id, display_name, email, timezone) VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone))
-                ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone
-                """, logger: ctx.logger)
+        h.on(AccountsEvents.userUpserted) { user, _, c in
+            try await store.upsertUser(user, on: c)
         }
         h.on(AccountsEvents.userDeleted) { user, ctx, c in
             try await deleteUser(user.uid, on: c)
@@ -33,7 +30,7 @@ struct AccountsEventHandlers: Sendable {
     /// or the email remains (the outbox keeps the events for its retention).
     func deleteUser(_ uid: String, on c: PostgresConnection) async throws {
         let now = Date()
-        let owned = try await c.query("SELECT id FROM alarms WHERE owner_id = \(uid) AND deleted_at IS NULL", logger: store.logger).all(String.self)
+        let owned = try await store.liveAlarmIDs(ownedBy: uid, on: c)
         for id in owned {
             guard let a = try await store.lock(id, on: c) else { continue }
             var n = a
@@ -44,9 +41,7 @@ struct AccountsEventHandlers: Sendable {
             try await store.update(n, on: c)
             try await changes.record(before: a, after: n, actor: nil, on: c)
         }
-        let shared = try await c.query("""
-            SELECT id FROM alarms WHERE (\(uid) = ANY(shared_with) OR assigned_to = \(uid)) AND deleted_at IS NULL AND owner_id <> \(uid)
-            """, logger: store.logger).all(String.self)
+        let shared = try await store.liveAlarmIDs(sharedWithOrAssignedTo: uid, on: c)
         for id in shared {
             guard let a = try await store.lock(id, on: c) else { continue }
             var n = a
@@ -58,22 +53,19 @@ struct AccountsEventHandlers: Sendable {
             try await store.update(n, on: c)
             try await changes.record(before: a, after: n, actor: nil, on: c)
         }
-        let all = try await c.query("SELECT id FROM alarms WHERE owner_id = \(uid)", logger: store.logger).all(String.self)
-        try await c.query("DELETE FROM completions WHERE alarm_id = ANY(\(all)::text[])", logger: store.logger)
-        try await c.query("DELETE FROM snoozes WHERE alarm_id = ANY(\(all)::text[])", logger: store.logger)
-        try await c.query("DELETE FROM alarms WHERE owner_id = \(uid)", logger: store.logger)
+        let all = try await store.alarmIDs(ownedBy: uid, on: c)
+        try await store.deleteCompletions(ofAlarms: all, on: c)
+        try await store.deleteSnoozes(ofAlarms: all, on: c)
+        try await store.deleteAlarms(ownedBy: uid, on: c)
         // Others' tombstones and history keep no trace of the account.
-        try await c.query("""
-            UPDATE alarms SET shared_with = array_remove(shared_with, \(uid)), assigned_to = NULLIF(assigned_to, \(uid))
-            WHERE deleted_at IS NOT NULL AND (\(uid) = ANY(shared_with) OR assigned_to = \(uid))
-            """, logger: store.logger)
-        try await c.query("UPDATE completions SET user_id = NULL, user_display_name = NULL WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("UPDATE snoozes SET updated_by = '' WHERE updated_by = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM feed_entries WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM feed_heads WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM calendar_feeds WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM users WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM user_tiers WHERE user_id = \(uid)", logger: store.logger)
-        try await c.query("DELETE FROM group_members WHERE user_id = \(uid)", logger: store.logger)
+        try await store.removeFromTombstones(uid, on: c)
+        try await store.anonymizeCompletions(by: uid, on: c)
+        try await store.anonymizeSnoozes(by: uid, on: c)
+        try await store.deleteFeedEntries(of: uid, on: c)
+        try await store.deleteFeedHead(of: uid, on: c)
+        try await store.deleteCalendarFeeds(of: uid, on: c)
+        try await store.deleteUserRow(of: uid, on: c)
+        try await store.deleteTier(of: uid, on: c)
+        try await store.deleteGroupMemberships(of: uid, on: c)
     }
 }

@@ -23,26 +23,22 @@ struct GroupEventHandlers: Sendable {
     func upserted(_ e: AccountsEvents.GroupUpserted, on c: PostgresConnection) async throws {
         let g = e.group.id
         let old = Set(try await store.groupMembers(group: g, on: c))
-        try await c.query("DELETE FROM group_members WHERE group_id = \(g)", logger: store.logger)
-        try await c.query("""
-            INSERT INTO group_members (group_id, user_id, role)
-            SELECT \(g), u, r FROM unnest(\(e.members.map(\.uid))::text[], \(e.members.map(\.role))::text[]) AS x(u, r)
-            """, logger: store.logger)
+        try await store.deleteGroupMembers(group: g, on: c)
+        try await store.insertGroupMembers(group: g, members: e.members, on: c)
         let now = Set(e.members.map(\.uid))
         let removed = Set(e.removed).union(old.subtracting(now))
         try await reshare(group: g, adding: now.subtracting(old), removing: removed, detach: false, on: c)
     }
 
     func deleted(_ e: AccountsEvents.GroupDeleted, on c: PostgresConnection) async throws {
-        try await c.query("DELETE FROM group_members WHERE group_id = \(e.groupId)", logger: store.logger)
+        try await store.deleteGroupMembers(group: e.groupId, on: c)
         try await reshare(group: e.groupId, adding: [], removing: Set(e.memberIds), detach: true, on: c)
     }
 
     /// Applies membership changes to every live alarm of the group.
     func reshare(group: String, adding: Set<String>, removing: Set<String>, detach: Bool, on c: PostgresConnection) async throws {
         guard !adding.isEmpty || !removing.isEmpty || detach else { return }
-        let ids = try await c.query("SELECT id FROM alarms WHERE group_id = \(group) AND deleted_at IS NULL ORDER BY id", logger: store.logger)
-            .all(String.self)
+        let ids = try await store.liveAlarmIDs(inGroup: group, on: c)
         for id in ids {
             guard let a = try await store.lock(id, on: c) else { continue }
             var n = a

@@ -32,57 +32,29 @@ struct SchedulerEventHandlers: Sendable {
     /// event follows (nothing downstream schedules by it).
     func fired(_ events: [SchedulerEvents.AlarmFired], on c: PostgresConnection) async throws {
         guard !events.isEmpty else { return }
-        let rows = try await c.query("""
-            UPDATE alarms a SET last_fired_date = x.f, version = a.version + 1, updated_at = now()
-            FROM (SELECT id, max(f) AS f FROM unnest(\(events.map(\.alarmId))::text[], \(events.map { max($0.dueAt, $0.firedAt) })::timestamptz[]) AS t(id, f)
-                  GROUP BY id) x
-            WHERE a.id = x.id AND a.deleted_at IS NULL AND (a.last_fired_date IS NULL OR a.last_fired_date < x.f)
-            RETURNING a.id, a.owner_id, a.shared_with
-            """, logger: store.logger)
-        try await bumpFeed(rows, on: c)
+        let changed = try await store.recordFires(alarmIds: events.map(\.alarmId), firedAt: events.map { max($0.dueAt, $0.firedAt) }, on: c)
+        try await store.bumpFeed(changed, on: c)
     }
 
     /// A fire announced ahead of its instant was withdrawn before it rang: `lastFiredDate`
     /// goes back to the fire before it, if it still shows this one.
     func withdrawn(_ e: SchedulerEvents.FireWithdrawn, on c: PostgresConnection) async throws {
         guard e.kind != "pre" else { return }
-        let rows = try await c.query("""
-            UPDATE alarms SET last_fired_date = \(e.previousFiredAt), version = version + 1, updated_at = now()
-            WHERE id = \(e.alarmId) AND deleted_at IS NULL AND last_fired_date = \(e.dueAt)
-            RETURNING id, owner_id, shared_with
-            """, logger: store.logger)
-        try await bumpFeed(rows, on: c)
-    }
-
-    /// Moves the delta feed of the alarms in `rows` (id, owner, shared_with) that changed in place.
-    private func bumpFeed(_ rows: PostgresRowSequence, on c: PostgresConnection) async throws {
-        var changes: [FeedChange] = []
-        for try await (id, owner, shared) in rows.decode((String, String, [String]).self) {
-            let members = Alarm.members(owner: owner, sharedWith: shared)
-            changes.append(FeedChange(alarmId: id, before: members, after: members, deleted: false))
-        }
-        try await store.bumpFeed(changes, on: c)
+        let changed = try await store.withdrawFire(alarmId: e.alarmId, dueAt: e.dueAt, previousFiredAt: e.previousFiredAt, on: c)
+        try await store.bumpFeed(changed, on: c)
     }
 
     /// The occurrence passed its missed window without a completion: log it and advance.
     func missed(_ e: SchedulerEvents.OccurrenceMissed, on c: PostgresConnection) async throws {
         guard let a = try await store.lock(e.alarmId, on: c), a.deletedAt == nil else { return }
-        let done = try await c.query("""
-            SELECT 1 FROM completions WHERE alarm_id = \(a.id) AND scheduled_date = \(e.occurrenceAt)
-            """, logger: store.logger).first(Int32.self)
-        guard done == nil else { return }
-        let snoozed = try await c.query("""
-            SELECT 1 FROM snoozes WHERE alarm_id = \(a.id) AND occurrence_at = \(e.occurrenceAt)
-            """, logger: store.logger).first(Int32.self) != nil
+        let done = try await store.hasCompletion(alarmId: a.id, occurrence: e.occurrenceAt, on: c)
+        guard !done else { return }
+        let snoozed = try await store.wasSnoozed(alarmId: a.id, occurrence: e.occurrenceAt, on: c)
         let now = Date()
         let completion = Completion(
-            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? "snoozed_expired" : "missed",
+            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? .snoozedExpired : .missed,
             scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now)
-        try await c.query("""
-            INSERT INTO completions (id, alarm_id, user_id, user_display_name, status, scheduled_date, completed_at, note, on_time, created_at)
-            VALUES (\(completion.id), \(a.id), NULL, NULL, \(completion.status), \(e.occurrenceAt), \(e.detectedAt), NULL, false, \(now))
-            ON CONFLICT (alarm_id, scheduled_date) DO NOTHING
-            """, logger: store.logger)
+        try await store.insertUnmarkedCompletion(completion, on: c)
         var n = a
         if let pending = a.nextFireDate, e.occurrenceAt >= pending {
             let compiled = try AlarmRules.compile(a.schedule)

@@ -65,9 +65,9 @@ struct AlarmChanges: Sendable {
                         context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
         let type: TypedEvent<AlarmsEvents.OccurrenceMarked>
         switch completion.status {
-        case "completed": type = AlarmsEvents.alarmCompleted
-        case "skipped": type = AlarmsEvents.alarmSkipped
-        default: type = AlarmsEvents.alarmMissed
+        case .completed: type = AlarmsEvents.alarmCompleted
+        case .skipped: type = AlarmsEvents.alarmSkipped
+        case .missed, .snoozedExpired: type = AlarmsEvents.alarmMissed
         }
         let payload = AlarmsEvents.OccurrenceMarked(
             alarm: Self.state(alarm, ownerTier: ownerTier), completionId: completion.id, status: completion.status,

@@ -99,8 +99,26 @@ struct AlarmStore: Sendable {
         try await c.query("SELECT display_name FROM users WHERE user_id = \(user)", logger: logger).first(String.self)
     }
 
-    func groupRole(group: String, user: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger).first(String.self)
+    /// The display names of those of `users` the read model knows, by user id.
+    func displayNames(of users: [String], on c: PostgresConnection) async throws -> [String: String] {
+        var names: [String: String] = [:]
+        for try await (uid, name) in try await c.query("SELECT user_id, display_name FROM users WHERE user_id = ANY(\(users)::text[])",
+                                                        logger: logger).decode((String, String).self) { names[uid] = name }
+        return names
+    }
+
+    /// The tiers of those of `users` the read model knows, by user id (an unknown tier name
+    /// leaves its user out).
+    func tiers(of users: [String], on c: PostgresConnection) async throws -> [String: Tier] {
+        var tiers: [String: Tier] = [:]
+        for try await (uid, tier) in try await c.query("SELECT user_id, tier FROM user_tiers WHERE user_id = ANY(\(users)::text[])",
+                                                        logger: logger).decode((String, String).self) { tiers[uid] = Tier(rawValue: tier) }
+        return tiers
+    }
+
+    func groupRole(group: String, user: String, on c: PostgresConnection) async throws -> GroupRole? {
+        try await c.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)", logger: logger)
+            .first(String.self).flatMap(GroupRole.init(rawValue:))
     }
 
     func groupMembers(group: String, on c: PostgresConnection) async throws -> [String] {

@@ -12,6 +12,9 @@ struct MarkRequest: Sendable {
     var actor: String
     var receivedAt: Date
     var context: ServiceContext
+
+    /// The mark: `completed` or `skipped` (the handler refuses any other status).
+    var status: CompletionStatus { request.status == CompletionStatus.skipped.rawValue ? .skipped : .completed }
 }
 
 /// Marks a batch of occurrences completed or skipped in one transaction of five round trips,
@@ -136,11 +139,11 @@ struct CompletionBatch: Sendable {
         let at = m.receivedAt
         let onTime = at.timeIntervalSince(occurrence) <= Double(missedWindow.components.seconds)
         let log = Completion(
-            id: UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.request.status,
+            id: UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
             scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime, createdAt: at
         )
         var n = a
-        if m.request.status == "completed" { n.lastCompletedDate = at }
+        if m.status == .completed { n.lastCompletedDate = at }
         if case .some(let date) = next {
             n.nextFireDate = date
             if date == nil { n.isActive = false }

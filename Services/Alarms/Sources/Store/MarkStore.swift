@@ -41,8 +41,8 @@ extension AlarmStore {
     /// are locked: every log is written under its alarm's lock.
     func completions(of alarmIds: [String], at occurrences: [Date], on c: PostgresConnection) async throws -> [Completion] {
         guard !alarmIds.isEmpty else { return [] }
-        return try await CompletionHandlers.decode(c.prepared("""
-            SELECT \(unescaped: CompletionHandlers.completionColumns) FROM completions
+        return try await Self.decodeCompletions(c.prepared("""
+            SELECT \(unescaped: Self.completionColumns) FROM completions
             WHERE (alarm_id, scheduled_date) IN (SELECT * FROM unnest(\(alarmIds)::text[], \(occurrences)::timestamptz[]))
             """, logger: logger))
     }
@@ -61,7 +61,7 @@ extension AlarmStore {
                     CASE WHEN has_note THEN note END, on_time, created_at
                 FROM unnest(\(logs.map(\.id))::text[], \(logs.map(\.alarmId))::text[], \(logs.map { $0.userId ?? "" })::text[],
                     \(logs.map { $0.userDisplayName ?? "" })::text[], \(logs.map { $0.userDisplayName != nil })::boolean[],
-                    \(logs.map(\.status))::text[], \(logs.map(\.scheduledDate))::timestamptz[], \(logs.map(\.completedAt))::timestamptz[],
+                    \(logs.map(\.status.rawValue))::text[], \(logs.map(\.scheduledDate))::timestamptz[], \(logs.map(\.completedAt))::timestamptz[],
                     \(logs.map { $0.note ?? "" })::text[], \(logs.map { $0.note != nil })::boolean[], \(logs.map(\.onTime))::boolean[],
                     \(logs.map(\.createdAt))::timestamptz[])
                     AS t(id, alarm_id, user_id, name, has_name, status, scheduled_date, completed_at, note, has_note, on_time, created_at)

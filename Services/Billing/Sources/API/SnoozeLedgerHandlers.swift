@@ -8,7 +8,7 @@ import PostgresNIO
 /// before ($0.99, $1.99, … $4.99; at most 5), bought as a store consumable verified like any
 /// transaction and recorded once per transaction.
 struct SnoozeLedgerHandlers: Sendable {
-    let database: Database
+    let store: SnoozeLedgerStore
     let apple: AppleVerifier
     /// To check that a policy is set by the alarm's owner.
     let alarms: RPCClient
@@ -39,16 +39,12 @@ struct SnoozeLedgerHandlers: Sendable {
         }
         let alarm = try await alarms.call(AlarmsMethods.Get.self, .init(id: p.alarmId), actor: actor, headers: ctx.envelope.headers)
         guard alarm.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner sets the snooze policy of alarm \(alarm.id)") }
-        try await database.query("""
-            INSERT INTO snooze_policies (alarm_id, owner_id, enabled, free_snoozes) VALUES (\(p.alarmId), \(actor), \(p.enabled), \(Int32(p.freeSnoozes)))
-            ON CONFLICT (alarm_id) DO UPDATE SET enabled = excluded.enabled, free_snoozes = excluded.free_snoozes, updated_at = now()
-            """)
+        try await store.putPolicy(p, owner: actor)
         return p
     }
 
     func allowance(_ r: BillingMethods.SnoozeAllowance.Request) async throws -> BillingMethods.SnoozeAllowance.Response {
-        let rows = try await database.query("SELECT free_snoozes FROM snooze_policies WHERE alarm_id = \(r.alarmId) AND enabled")
-        guard let free = try await rows.first(Int32.self).map(Int.init) else {
+        guard let free = try await store.freeSnoozes(alarm: r.alarmId) else {
             return .init(policy: false, maxSnoozes: Self.usualLimit, allowed: r.snoozeNumber <= Self.usualLimit, costCents: nil, productId: nil)
         }
         guard r.snoozeNumber <= Self.policyLimit else {
@@ -56,36 +52,19 @@ struct SnoozeLedgerHandlers: Sendable {
         }
         let paidNeeded = r.snoozeNumber - free
         if paidNeeded <= 0 { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
-        let paid = try await database.query("""
-            SELECT count(*)::int FROM snooze_ledger WHERE user_id = \(r.userId) AND alarm_id = \(r.alarmId) AND occurrence_at = \(r.occurrenceAt)
-            """).first(Int.self) ?? 0
+        let paid = try await store.paidSnoozes(user: r.userId, alarm: r.alarmId, occurrenceAt: r.occurrenceAt)
         if paid >= paidNeeded { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
         return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: false, costCents: Self.cost(paid + 1), productId: Self.products(paid + 1).ios)
     }
 
-    static let columns = "transaction_id, alarm_id, occurrence_at, sequence, amount_cents, product_id, purchased_at"
-
-    static func decode(_ rows: PostgresRowSequence) async throws -> [SnoozeLedgerEntry] {
-        var out: [SnoozeLedgerEntry] = []
-        for try await r in rows.decode((String, String, Date, Int32, Int32, String, Date).self) {
-            out.append(SnoozeLedgerEntry(transactionId: r.0, alarmId: r.1, occurrenceAt: r.2, sequence: Int(r.3), amountCents: Int(r.4),
-                                         productId: r.5, purchasedAt: r.6))
-        }
-        return out
-    }
-
     func record(_ req: BillingMethods.PaidSnooze.Request, user: String) async throws -> SnoozeLedgerEntry {
         let t = try await apple.transaction(req.signedTransaction)
-        return try await database.transaction { c in
-            if let existing = try await Self.decode(c.query(
-                "SELECT \(unescaped: Self.columns) FROM snooze_ledger WHERE transaction_id = \(t.transactionId) AND user_id = \(user)",
-                logger: database.logger)).first {
+        return try await store.database.transaction { c in
+            if let existing = try await store.entry(transactionId: t.transactionId, user: user, on: c) {
                 return existing
             }
-            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(user)))", logger: database.logger)
-            let paid = try await c.query("""
-                SELECT count(*)::int FROM snooze_ledger WHERE user_id = \(user) AND alarm_id = \(req.alarmId) AND occurrence_at = \(req.occurrenceAt)
-                """, logger: database.logger).first(Int.self) ?? 0
+            try await store.lockUser(user, on: c)
+            let paid = try await store.paidSnoozes(user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt, on: c)
             let n = paid + 1
             guard n <= Self.maxPaid else {
                 throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(Self.maxPaid) times")
@@ -94,19 +73,14 @@ struct SnoozeLedgerHandlers: Sendable {
                 throw ServiceError(.validationFailed, String(format: "snooze %d costs $%.2f: buy %@, not %@", n, Double(Self.cost(n)) / 100,
                                                              Self.products(n).ios, t.productId))
             }
-            return try await Self.decode(c.query("""
-                INSERT INTO snooze_ledger (transaction_id, user_id, alarm_id, occurrence_at, sequence, amount_cents, product_id, purchased_at)
-                VALUES (\(t.transactionId), \(user), \(req.alarmId), \(req.occurrenceAt), \(Int32(n)), \(Int32(Self.cost(n))), \(t.productId),
-                        \((t.purchaseDate ?? t.signedDate).msDate))
-                RETURNING \(unescaped: Self.columns)
-                """, logger: database.logger)).first!
+            return try await store.insert(transactionId: t.transactionId, user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt,
+                                          sequence: n, amountCents: Self.cost(n), productId: t.productId,
+                                          purchasedAt: (t.purchaseDate ?? t.signedDate).msDate, on: c)
         }
     }
 
     func ledger(_ user: String, now: Date = Date()) async throws -> SnoozeLedger {
-        let all = try await Self.decode(database.query("""
-            SELECT \(unescaped: Self.columns) FROM snooze_ledger WHERE user_id = \(user) ORDER BY purchased_at DESC
-            """))
+        let all = try await store.entries(of: user)
         let (current, longest) = Self.streaks(all.map(\.purchasedAt), now: now)
         return SnoozeLedger(entries: Array(all.prefix(100)), totalCents: all.reduce(0) { $0 + $1.amountCents }, totalSnoozes: all.count,
                             currentStreakDays: current, longestStreakDays: longest)

@@ -8,15 +8,20 @@ import PostgresNIO
 /// books (amounts, products, dates, store transaction ids) under a random name that nothing
 /// links back to the account; its entitlement and snooze policies go.
 struct AccountDeletionHandlers: Sendable {
+    /// Owns `subscriptions` and `entitlements`.
+    let subscriptions: SubscriptionStore
+    /// Owns `snooze_ledger` and `snooze_policies`.
+    let snoozes: SnoozeLedgerStore
+
     var handlers: EventHandlers {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.userUpserted, AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
         h.on(AccountsEvents.userDeleted) { user, ctx, c in
             let anonymous = "deleted-" + UUID().uuidString.lowercased()
-            try await c.query("UPDATE subscriptions SET user_id = \(anonymous) WHERE user_id = \(user.uid)", logger: ctx.logger)
-            try await c.query("UPDATE snooze_ledger SET user_id = \(anonymous) WHERE user_id = \(user.uid)", logger: ctx.logger)
-            try await c.query("DELETE FROM entitlements WHERE user_id = \(user.uid)", logger: ctx.logger)
-            try await c.query("DELETE FROM snooze_policies WHERE owner_id = \(user.uid)", logger: ctx.logger)
+            try await subscriptions.anonymizeSubscriptions(of: user.uid, as: anonymous, on: c, logger: ctx.logger)
+            try await snoozes.anonymizeLedger(of: user.uid, as: anonymous, on: c, logger: ctx.logger)
+            try await subscriptions.deleteEntitlement(of: user.uid, on: c, logger: ctx.logger)
+            try await snoozes.deletePolicies(ownedBy: user.uid, on: c, logger: ctx.logger)
         }
         return h
     }

@@ -125,4 +125,40 @@ struct SubscriptionStore: Sendable {
     func noteResult(_ id: String, _ result: String, on c: PostgresConnection) async throws {
         try await c.query("UPDATE processed_notifications SET result = \(result) WHERE id = \(id)", logger: logger)
     }
+
+    /// Moves a deleted account's subscriptions to the name `anonymous` (kept for the books); logs
+    /// with `logger` (the event's).
+    func anonymizeSubscriptions(of user: String, as anonymous: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("UPDATE subscriptions SET user_id = \(anonymous) WHERE user_id = \(user)", logger: logger)
+    }
+
+    /// Deletes the entitlement last resolved for `user`; logs with `logger` (the event's).
+    func deleteEntitlement(of user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM entitlements WHERE user_id = \(user)", logger: logger)
+    }
+
+    // MARK: Expiry (the entitlement sweeper)
+
+    /// Locks up to 1000 subscriptions whose time passed at `now` (`FOR UPDATE SKIP LOCKED`, so
+    /// concurrent sweeps share them): active ones past their expiry and grace periods that
+    /// ended, by expiry date.
+    func dueForExpiry(now: Date, on c: PostgresConnection) async throws -> [Subscription] {
+        try await Self.decode(c.query("""
+            SELECT \(unescaped: Self.columns) FROM subscriptions
+            WHERE (state = 'active' AND expiry_date <= \(now)) OR (state = 'grace' AND grace_expires_at <= \(now))
+            ORDER BY expiry_date LIMIT 1000 FOR UPDATE SKIP LOCKED
+            """, logger: logger))
+    }
+
+    /// Moves subscription `id` into its grace period, which ends at `graceExpires`.
+    func enterGrace(_ id: String, until graceExpires: Date, on c: PostgresConnection) async throws {
+        try await c.query("""
+            UPDATE subscriptions SET state = 'grace', grace_expires_at = \(graceExpires), updated_at = now() WHERE id = \(id)
+            """, logger: logger)
+    }
+
+    /// Marks subscription `id` expired.
+    func expire(_ id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE subscriptions SET state = 'expired', updated_at = now() WHERE id = \(id)", logger: logger)
+    }
 }

@@ -15,20 +15,14 @@ struct EntitlementSweeper: Sendable {
 
     func sweep(now: Date = Date()) async throws -> Int {
         let n: Int = try await store.outbox.transaction { c in
-            let due = try await SubscriptionStore.decode(c.query("""
-                SELECT \(unescaped: SubscriptionStore.columns) FROM subscriptions
-                WHERE (state = 'active' AND expiry_date <= \(now)) OR (state = 'grace' AND grace_expires_at <= \(now))
-                ORDER BY expiry_date LIMIT 1000 FOR UPDATE SKIP LOCKED
-                """, logger: store.logger))
+            let due = try await store.dueForExpiry(now: now, on: c)
             var users = Set<String>()
             for s in due {
                 if s.state == "active", s.autoRenewing, let e = s.expiryDate {
                     let grace = e.addingTimeInterval(s.platform == "ios" ? appleGrace : googleGrace)
-                    try await c.query("""
-                        UPDATE subscriptions SET state = 'grace', grace_expires_at = \(grace), updated_at = now() WHERE id = \(s.id)
-                        """, logger: store.logger)
+                    try await store.enterGrace(s.id, until: grace, on: c)
                 } else {
-                    try await c.query("UPDATE subscriptions SET state = 'expired', updated_at = now() WHERE id = \(s.id)", logger: store.logger)
+                    try await store.expire(s.id, on: c)
                 }
                 users.insert(s.uid)
             }

@@ -15,15 +15,13 @@ struct InvitationHandlers: Sendable {
     let alarms: RPCClient
     let lifetime: Duration
     let perHour: Int
-    var database: Database { store.database }
 
     func register(into router: inout RPCRouter) {
         router.on(InvitationsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor(), ctx: ctx) }
         router.on(InvitationsMethods.List.self) { req, ctx in try await list(req.role, actor: try ctx.requireActor(), email: Self.email(ctx)) }
         router.on(InvitationsMethods.Get.self) { req, ctx in
             _ = try ctx.requireActor()
-            guard let i = try await InvitationStore.decode(database.query(
-                "SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE code = \(req.code)")).first else { throw Self.notFound }
+            guard let i = try await store.invitation(req.code) else { throw Self.notFound }
             return i
         }
         router.on(InvitationsMethods.Accept.self) { req, ctx in try await accept(req.code, actor: try ctx.requireActor(), email: Self.email(ctx)) }
@@ -41,12 +39,6 @@ struct InvitationHandlers: Sendable {
         let bytes = key.withUnsafeBytes { Data($0) }
         return bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-    }
-
-    func user(_ uid: String, on c: PostgresConnection) async throws -> (email: String, name: String, tier: Tier)? {
-        let rows = try await c.query("SELECT email, display_name, tier FROM users WHERE uid = \(uid)", logger: store.logger)
-        guard let (email, name, tier) = try await rows.decode((String, String, String).self).first(where: { _ in true }) else { return nil }
-        return (email, name, Tier(rawValue: tier) ?? .free)
     }
 
     func create(_ req: InvitationsMethods.Create.Request, actor: String, ctx: RPCContext) async throws -> Invitation {
@@ -73,7 +65,7 @@ struct InvitationHandlers: Sendable {
         default:
             let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: req.referenceId, uid: actor))
             guard let role = m.role else { throw ServiceError(.notFound, "no group \(req.referenceId)") }
-            guard role == "owner" || role == "admin" else {
+            guard role.manages else {
                 throw ServiceError(.permissionDenied, "only the owner or an admin invites to group \(m.group.name)")
             }
             guard m.group.memberCount < m.group.maxMembers else {
@@ -82,25 +74,20 @@ struct InvitationHandlers: Sendable {
             referenceName = m.group.name
         }
         let (invitation, invitee): (Invitation, String?) = try await store.outbox.transaction { c in
-            try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(actor)))", logger: store.logger)
-            let recent = try await c.query("""
-                SELECT count(*)::int, min(created_at) FROM invitations WHERE inviter_id = \(actor) AND created_at > now() - interval '1 hour'
-                """, logger: store.logger)
-            for try await (count, oldest) in recent.decode((Int, Date?).self) where count >= perHour {
+            try await store.lockInviter(actor, on: c)
+            let recent = try await store.recentInvitations(by: actor, on: c)
+            for (count, oldest) in recent where count >= perHour {
                 let retry = max(1, Int(((oldest ?? Date()).timeIntervalSinceNow + 3600).rounded(.up)))
                 throw ServiceError(.rateLimited, "at most \(perHour) invitations per hour",
                                    details: .object(["retryAfterSeconds": .number(Double(retry))]))
             }
             let code = Self.newCode()
-            let rows = try await InvitationStore.decode(c.query("""
-                INSERT INTO invitations (code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, expires_at)
-                VALUES (\(code), \(req.type), \(req.referenceId), \(referenceName), \(actor), \(inviter.displayName), \(email),
-                        now() + make_interval(secs => \(Double(lifetime.components.seconds))))
-                RETURNING \(unescaped: InvitationStore.columns)
-                """, logger: store.logger))
-            guard let i = rows.first else { throw ServiceError(.internalError, "invitation not stored") }
+            guard let i = try await store.insert(code: code, type: req.type, referenceId: req.referenceId, referenceName: referenceName,
+                                                 inviterId: actor, inviterDisplayName: inviter.displayName, inviteeEmail: email,
+                                                 lifetime: lifetime, on: c)
+            else { throw ServiceError(.internalError, "invitation not stored") }
             let invitee = try await email.asyncMap { e in
-                try await c.query("SELECT uid FROM users WHERE lower(email) = \(e)", logger: store.logger).first(String.self)
+                try await store.uid(forEmail: e, on: c)
             } ?? nil
             _ = try await store.outbox.append(InvitationsEvents.created,
                                               InvitationsEvents.Changed(invitation: i, userId: invitee, userDisplayName: nil, reason: nil),
@@ -115,14 +102,9 @@ struct InvitationHandlers: Sendable {
         switch role {
         case "invitee":
             guard let email else { return .init(invitations: []) }
-            return .init(invitations: try await InvitationStore.decode(database.query("""
-                SELECT \(unescaped: InvitationStore.columns) FROM invitations
-                WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC LIMIT 500
-                """)))
+            return .init(invitations: try await store.pendingInvitations(forEmail: email))
         case "inviter":
-            return .init(invitations: try await InvitationStore.decode(database.query("""
-                SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE inviter_id = \(actor) ORDER BY created_at DESC LIMIT 500
-                """)))
+            return .init(invitations: try await store.invitations(byInviter: actor))
         default:
             throw ServiceError(.validationFailed, "role must be invitee or inviter")
         }
@@ -157,7 +139,7 @@ struct InvitationHandlers: Sendable {
                 // The member limit is checked where members live, before the invitation is spent.
                 _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))
             }
-            let name = try await user(actor, on: c)?.name
+            let name = try await store.user(actor, on: c)?.name
             return .accepted(try await store.finish(i, status: "accepted", event: InvitationsEvents.accepted, user: actor, userName: name, reason: nil, on: c))
         }
         switch outcome {
@@ -178,7 +160,7 @@ struct InvitationHandlers: Sendable {
             guard i.inviteeEmail != nil else {
                 throw ServiceError(.validationFailed, "a link invitation cannot be declined; just do not accept it")
             }
-            let name = try await user(actor, on: c)?.name
+            let name = try await store.user(actor, on: c)?.name
             return try await store.finish(i, status: "declined", event: InvitationsEvents.declined, user: actor, userName: name, reason: nil, on: c)
         }
         return result

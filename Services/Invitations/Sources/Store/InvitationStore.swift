@@ -60,4 +60,107 @@ struct InvitationStore: Sendable {
             _ = try await finish(i, status: "revoked", event: InvitationsEvents.revoked, user: nil, userName: nil, reason: reason, on: c)
         }
     }
+
+    /// The invitation with this code, if any (read outside a transaction, not locked).
+    func invitation(_ code: String) async throws -> Invitation? {
+        try await Self.decode(database.query(
+            "SELECT \(unescaped: Self.columns) FROM invitations WHERE code = \(code)")).first
+    }
+
+    /// The pending, unexpired invitations sent to `email` (already lowercased), newest first, at most 500.
+    func pendingInvitations(forEmail email: String) async throws -> [Invitation] {
+        try await Self.decode(database.query("""
+            SELECT \(unescaped: Self.columns) FROM invitations
+            WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC LIMIT 500
+            """))
+    }
+
+    /// The invitations sent by `inviter`, newest first, at most 500.
+    func invitations(byInviter inviter: String) async throws -> [Invitation] {
+        try await Self.decode(database.query("""
+            SELECT \(unescaped: Self.columns) FROM invitations WHERE inviter_id = \(inviter) ORDER BY created_at DESC LIMIT 500
+            """))
+    }
+
+    /// A user as accounts last published them (email, display name, tier), if known.
+    func user(_ uid: String, on c: PostgresConnection) async throws -> (email: String, name: String, tier: Tier)? {
+        let rows = try await c.query("SELECT email, display_name, tier FROM users WHERE uid = \(uid)", logger: logger)
+        guard let (email, name, tier) = try await rows.decode((String, String, String).self).first(where: { _ in true }) else { return nil }
+        return (email, name, Tier(rawValue: tier) ?? .free)
+    }
+
+    /// The uid of the user with this email address (compared with `lower(email)`), if known.
+    func uid(forEmail email: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT uid FROM users WHERE lower(email) = \(email)", logger: logger).first(String.self)
+    }
+
+    /// Serializes invitation creation by `inviter` until the transaction ends (`pg_advisory_xact_lock`).
+    func lockInviter(_ inviter: String, on c: PostgresConnection) async throws {
+        try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(inviter)))", logger: logger)
+    }
+
+    /// How many invitations `inviter` created in the last hour, and when the oldest of them was
+    /// created: the rows of one aggregate query (so exactly one).
+    func recentInvitations(by inviter: String, on c: PostgresConnection) async throws -> [(count: Int, oldest: Date?)] {
+        let recent = try await c.query("""
+            SELECT count(*)::int, min(created_at) FROM invitations WHERE inviter_id = \(inviter) AND created_at > now() - interval '1 hour'
+            """, logger: logger)
+        var out: [(count: Int, oldest: Date?)] = []
+        for try await (count, oldest) in recent.decode((Int, Date?).self) {
+            out.append((count, oldest))
+        }
+        return out
+    }
+
+    /// Stores a new pending invitation that expires `lifetime` (whole seconds) from now; nil if
+    /// the insert returned no row.
+    func insert(code: String, type: String, referenceId: String, referenceName: String, inviterId: String, inviterDisplayName: String,
+                inviteeEmail: String?, lifetime: Duration, on c: PostgresConnection) async throws -> Invitation? {
+        let rows = try await Self.decode(c.query("""
+            INSERT INTO invitations (code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, expires_at)
+            VALUES (\(code), \(type), \(referenceId), \(referenceName), \(inviterId), \(inviterDisplayName), \(inviteeEmail),
+                    now() + make_interval(secs => \(Double(lifetime.components.seconds))))
+            RETURNING \(unescaped: Self.columns)
+            """, logger: logger))
+        return rows.first
+    }
+
+    /// Locks (skipping rows locked elsewhere) up to 1000 pending invitations whose expiry has
+    /// passed, earliest expiry first.
+    func lockDue(on c: PostgresConnection) async throws -> [Invitation] {
+        try await Self.decode(c.query("""
+            SELECT \(unescaped: Self.columns) FROM invitations WHERE status = 'pending' AND expires_at <= now()
+            ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
+            """, logger: logger))
+    }
+
+    /// Inserts or updates a user (email, display name, tier) as accounts published them; logs
+    /// with `logger` (the event's).
+    func upsertUser(uid: String, email: String, displayName: String, tier: Tier, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            INSERT INTO users (uid, email, display_name, tier) VALUES (\(uid), \(email), \(displayName), \(tier.rawValue))
+            ON CONFLICT (uid) DO UPDATE SET email = excluded.email, display_name = excluded.display_name, tier = excluded.tier
+            """, logger: logger)
+    }
+
+    /// Forgets a user (their row in `users`); logs with `logger` (the event's).
+    func deleteUser(_ uid: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM users WHERE uid = \(uid)", logger: logger)
+    }
+
+    /// Deletes every invitation sent by `inviter`; logs with `logger` (the event's).
+    func deleteInvitations(byInviter inviter: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM invitations WHERE inviter_id = \(inviter)", logger: logger)
+    }
+
+    /// Removes a deleted invitee from the invitations that name them: the address (matched
+    /// case-insensitively) becomes '' and `accepted_by` is cleared where it is `uid`. Logs with
+    /// `logger` (the event's).
+    func forgetInvitee(uid: String, email: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            UPDATE invitations SET invitee_email = CASE WHEN lower(invitee_email) = lower(\(email)) THEN '' ELSE invitee_email END,
+                accepted_by = NULLIF(accepted_by, \(uid))
+            WHERE lower(invitee_email) = lower(\(email)) OR accepted_by = \(uid)
+            """, logger: logger)
+    }
 }

@@ -11,10 +11,7 @@ struct ExpirySweeper: Sendable {
     /// Expires what is due now; returns how many.
     func sweep() async throws -> Int {
         let n: Int = try await store.outbox.transaction { c in
-            let due = try await InvitationStore.decode(c.query("""
-                SELECT \(unescaped: InvitationStore.columns) FROM invitations WHERE status = 'pending' AND expires_at <= now()
-                ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
-                """, logger: store.logger))
+            let due = try await store.lockDue(on: c)
             for i in due {
                 _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
             }

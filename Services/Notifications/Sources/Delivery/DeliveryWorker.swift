@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// leased for a minute by moving its `next_attempt_at`: a worker that dies mid-send leaves it to
 /// be tried again, never lost. Graceful shutdown finishes the sends in flight.
 final class DeliveryWorker: Service, Sendable {
-    private let database: Database
+    private let store: NotificationStore
     private let providers: [String: any PushProvider]
     private let policy: RetryPolicy
     private let telemetry: Telemetry
@@ -22,9 +22,9 @@ final class DeliveryWorker: Service, Sendable {
     /// Deliveries claimed per round (sent `concurrency` at a time, recorded in one transaction).
     private var batchSize: Int { max(concurrency * 4, 256) }
 
-    init(database: Database, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
+    init(store: NotificationStore, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
          poll: Duration, concurrency: Int) {
-        self.database = database
+        self.store = store
         self.providers = providers
         self.policy = policy
         self.telemetry = telemetry
@@ -62,23 +62,15 @@ final class DeliveryWorker: Service, Sendable {
         }
     }
 
+    /// Claims up to `limit` due deliveries; one whose content does not decode is finished as failed.
     func claim(limit: Int) async throws -> [Claimed] {
-        let rows = try await database.prepared("""
-            UPDATE deliveries d SET next_attempt_at = now() + interval '60 seconds', attempts = d.attempts + 1
-            FROM (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= now()
-                  ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED) s
-            WHERE d.id = s.id
-            RETURNING d.id, d.event_id, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, d.content::text, d.attempts
-            """)
         var out: [Claimed] = []
-        for try await (id, event, user, device, provider, token, url, content, attempts)
-            in rows.decode((Int64, String, String, String, String, String?, String?, String, Int32).self) {
-            let target = PushTarget(deliveryId: id, eventId: event, userId: user, deviceId: device, provider: provider, token: token, webhookUrl: url)
+        for row in try await store.claimDueDeliveries(limit: limit) {
             do {
-                let c = try JSONCoding.decoder().decode(PushContent.self, from: Data(content.utf8))
-                out.append(Claimed(target: target, content: c, attempt: Int(attempts)))
+                let c = try JSONCoding.decoder().decode(PushContent.self, from: Data(row.content.utf8))
+                out.append(Claimed(target: row.target, content: c, attempt: Int(row.attempts)))
             } catch {
-                try await finish(id, state: "failed", error: "undecodable content: \(error)")
+                try await store.finishDelivery(row.target.deliveryId, state: "failed", error: "undecodable content: \(error)")
             }
         }
         return out
@@ -131,22 +123,17 @@ final class DeliveryWorker: Service, Sendable {
     /// Records a round: every attempt and every successful delivery in bulk, the rest one by one.
     func record(_ results: [Sent]) async throws {
         guard !results.isEmpty else { return }
-        try await database.transaction { conn in
+        try await store.database.transaction { conn in
             let outcomes = results.map { s -> String in
                 s.result.outcome == .retry && s.claimed.attempt >= policy.tries ? "failed" : s.result.outcome.rawValue
             }
-            try await conn.query("""
-                INSERT INTO attempts (delivery_id, attempt, provider, status, outcome, latency_ms, error)
-                SELECT d, a, p, s, o, l, NULLIF(e, '') FROM unnest(\(results.map(\.claimed.target.deliveryId))::bigint[], \(results.map { Int32($0.claimed.attempt) })::int[],
-                    \(results.map(\.claimed.target.provider))::text[], \(results.map { Int32($0.result.status) })::int[], \(outcomes)::text[],
-                    \(results.map(\.latencyMs))::float8[], \(results.map { $0.result.reason ?? "" })::text[])
-                    AS x(d, a, p, s, o, l, e)
-                """, logger: logger)
+            try await store.insertAttempts(deliveryIds: results.map(\.claimed.target.deliveryId), attempts: results.map { Int32($0.claimed.attempt) },
+                                           providers: results.map(\.claimed.target.provider), statuses: results.map { Int32($0.result.status) },
+                                           outcomes: outcomes, latenciesMs: results.map(\.latencyMs), errors: results.map { $0.result.reason ?? "" },
+                                           on: conn, logger: logger)
             let sent = results.filter { $0.result.outcome == .sent }.map(\.claimed.target.deliveryId)
             if !sent.isEmpty {
-                try await conn.query("""
-                    UPDATE deliveries SET state = 'sent', finished_at = now(), last_error = NULL WHERE id = ANY(\(sent)::bigint[])
-                    """, logger: logger)
+                try await store.markSent(ids: sent, on: conn, logger: logger)
             }
             for s in results where s.result.outcome != .sent {
                 try await settle(s.claimed, s.result, on: conn)
@@ -162,27 +149,16 @@ final class DeliveryWorker: Service, Sendable {
         let id = c.target.deliveryId
         switch outcome {
         case .sent:
-            try await conn.query("UPDATE deliveries SET state = 'sent', finished_at = now(), last_error = NULL WHERE id = \(id)", logger: logger)
+            try await store.markSent(id: id, on: conn, logger: logger)
         case .retry:
             let wait = policy.delay(after: c.attempt, retryAfter: r.retryAfter)
-            try await conn.query("""
-                UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => \(wait)), last_error = \(r.reason) WHERE id = \(id)
-                """, logger: logger)
+            try await store.scheduleRetry(id, afterSeconds: wait, reason: r.reason, on: conn, logger: logger)
         case .failed:
-            try await conn.query("""
-                UPDATE deliveries SET state = 'failed', finished_at = now(), last_error = \(r.reason) WHERE id = \(id)
-                """, logger: logger)
+            try await store.markFailed(id, reason: r.reason, on: conn, logger: logger)
         case .unregistered:
             // The token is dead: forget it and everything still queued for it.
-            try await conn.query("""
-                UPDATE deliveries SET state = 'unregistered', finished_at = now(), last_error = \(r.reason)
-                WHERE id = \(id) OR (state = 'pending' AND user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
-                                     AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl))
-                """, logger: logger)
-            try await conn.query("""
-                DELETE FROM devices WHERE user_id = \(c.target.userId) AND device_id = \(c.target.deviceId)
-                    AND token IS NOT DISTINCT FROM \(c.target.token) AND webhook_url IS NOT DISTINCT FROM \(c.target.webhookUrl)
-                """, logger: logger)
+            try await store.markUnregistered(c.target, reason: r.reason, on: conn, logger: logger)
+            try await store.deleteUnregisteredDevice(c.target, on: conn, logger: logger)
         }
     }
 
@@ -201,9 +177,5 @@ final class DeliveryWorker: Service, Sendable {
         case .sent:
             break
         }
-    }
-
-    func finish(_ id: Int64, state: String, error: String) async throws {
-        try await database.query("UPDATE deliveries SET state = \(state), finished_at = now(), last_error = \(error) WHERE id = \(id)")
     }
 }

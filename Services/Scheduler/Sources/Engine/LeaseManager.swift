@@ -15,32 +15,29 @@ import Synchronization
 final class LeaseManager: Service, Sendable {
     typealias Change = @Sendable (_ acquired: [Int: Int64], _ lost: [Int]) async -> Void
 
-    private let database: Database
-    private let config: SchedulerConfig
-    private let instance: String
-    private let logger: Logger
+    private let store: LeaseStore
     private let owned = Mutex<[Int: Int64]>([:])
     private let onChange: Change
     private let stats: @Sendable () -> String
 
-    init(database: Database, config: SchedulerConfig, instance: String, logger: Logger,
-         stats: @escaping @Sendable () -> String, onChange: @escaping Change) {
-        self.database = database
-        self.config = config
-        self.instance = instance
-        self.logger = logger
+    /// `store`: the lease statements, of this replica (its instance), with the configuration
+    /// and the logger this manager uses too.
+    init(store: LeaseStore, stats: @escaping @Sendable () -> String, onChange: @escaping Change) {
+        self.store = store
         self.stats = stats
         self.onChange = onChange
     }
+
+    private var config: SchedulerConfig { store.config }
+    private var logger: Logger { store.logger }
 
     /// The partitions held now, with their epochs.
     var partitions: [Int: Int64] { owned.withLock { $0 } }
 
     /// Creates the lease rows (idempotent; the partition count is fixed per deployment).
     func ensurePartitions() async throws {
-        let all = Array(0..<config.partitions).map(Int32.init)
-        try await database.query("INSERT INTO leases (partition) SELECT unnest(\(all)::int[]) ON CONFLICT DO NOTHING")
-        let count = try await database.query("SELECT count(*)::int FROM leases").first(Int.self) ?? 0
+        try await store.createLeases()
+        let count = try await store.leaseCount()
         if count != config.partitions {
             throw SchedulerSetupError("the scheduler schema has \(count) partitions but CHRONIR_SCHEDULER_PARTITIONS is \(config.partitions); the partition count is fixed per deployment")
         }
@@ -64,46 +61,24 @@ final class LeaseManager: Service, Sendable {
 
     /// One round: be seen, renew, rebalance.
     func heartbeat() async throws {
-        let leaseSeconds = config.leaseDuration.seconds
         let statsJSON = stats()
         let held = Array(owned.withLock { $0.keys }).map(Int32.init)
-        let (renewed, acquired, alive): ([Int: Int64], [Int: Int64], Int) = try await database.transaction { c in
+        let (renewed, acquired, alive): ([Int: Int64], [Int: Int64], Int) = try await store.database.transaction { c in
             // A replica paused inside this transaction must not hold the lease rows beyond its lease.
-            try await c.query(PostgresQuery(unsafeSQL: "SET LOCAL idle_in_transaction_session_timeout = \(config.leaseDuration.milliseconds / 2)"),
-                              logger: logger)
-            try await c.query("""
-                INSERT INTO replicas (instance, heartbeat_at, stats) VALUES (\(instance), now(), \(statsJSON)::jsonb)
-                ON CONFLICT (instance) DO UPDATE SET heartbeat_at = now(), stats = excluded.stats
-                """, logger: logger)
-            let alive = try await c.query("""
-                SELECT count(*)::int FROM replicas WHERE heartbeat_at > now() - make_interval(secs => \(leaseSeconds))
-                """, logger: logger).first(Int.self) ?? 1
-            var renewed: [Int: Int64] = [:]
-            let rows = try await c.query("""
-                UPDATE leases SET expires_at = now() + make_interval(secs => \(leaseSeconds))
-                WHERE owner = \(instance) AND partition = ANY(\(held)::int[]) AND expires_at > clock_timestamp()
-                RETURNING partition, epoch
-                """, logger: logger)
-            for try await (p, e) in rows.decode((Int32, Int64).self) { renewed[Int(p)] = e }
+            try await store.limitIdleTime(on: c)
+            try await store.recordHeartbeat(stats: statsJSON, on: c)
+            let alive = try await store.liveReplicas(on: c)
+            var renewed = try await store.renew(held, on: c)
             let target = (config.partitions + max(1, alive) - 1) / max(1, alive)
             var acquired: [Int: Int64] = [:]
             if renewed.count > target {
                 let extra = renewed.keys.sorted().suffix(renewed.count - target).map(Int32.init)
-                try await c.query("""
-                    UPDATE leases SET owner = NULL, expires_at = 'epoch' WHERE owner = \(instance) AND partition = ANY(\(extra)::int[])
-                    """, logger: logger)
+                try await store.release(extra, on: c)
                 for p in extra { renewed[Int(p)] = nil }
             } else if renewed.count < target {
-                let rows = try await c.query("""
-                    UPDATE leases SET owner = \(instance), epoch = epoch + 1, expires_at = now() + make_interval(secs => \(leaseSeconds))
-                    WHERE partition IN (
-                        SELECT partition FROM leases WHERE owner IS NULL OR expires_at < clock_timestamp()
-                        ORDER BY partition LIMIT \(target - renewed.count) FOR UPDATE SKIP LOCKED)
-                    RETURNING partition, epoch
-                    """, logger: logger)
-                for try await (p, e) in rows.decode((Int32, Int64).self) { acquired[Int(p)] = e }
+                acquired = try await store.acquire(upTo: target - renewed.count, on: c)
             }
-            try await c.query("DELETE FROM replicas WHERE heartbeat_at < now() - interval '1 hour'", logger: logger)
+            try await store.pruneReplicas(on: c)
             return (renewed, acquired, alive)
         }
         let lost = Set(held.map(Int.init)).subtracting(renewed.keys)
@@ -127,10 +102,8 @@ final class LeaseManager: Service, Sendable {
         }).map(Int32.init)
         guard !held.isEmpty else { return }
         do {
-            try await database.query("""
-                UPDATE leases SET owner = NULL, expires_at = 'epoch' WHERE owner = \(instance) AND partition = ANY(\(held)::int[])
-                """)
-            try await database.query("DELETE FROM replicas WHERE instance = \(instance)")
+            try await store.release(held)
+            try await store.removeReplica()
             logger.info("released partitions", metadata: ["count": "\(held.count)"])
         } catch {
             logger.warning("could not release partitions; they expire on their own", metadata: ["error": "\(error)"])

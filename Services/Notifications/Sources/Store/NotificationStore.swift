@@ -1,0 +1,221 @@
+import Contracts
+import Foundation
+import Logging
+import Messaging
+import Persistence
+import PostgresNIO
+
+/// SQL of the notifications schema for the consumers and the inbox API: inbox rows, deliveries,
+/// devices, withdrawals and account deletion. Statements on a consumer's connection log to the
+/// event's logger (`logger:`), as they did in the handlers; the API's queries run on the pool.
+struct NotificationStore: Sendable {
+    let database: Database
+
+    // MARK: Inbox rows
+
+    /// The columns ``decodeInbox(_:)`` reads, in its order.
+    static let inboxColumns = "id, user_id, type, title, body, data::text, event_id, created_at, acked_at"
+
+    /// Inbox rows selected or returned with ``inboxColumns`` (a `data` that is not a string map
+    /// reads as empty).
+    static func decodeInbox(_ rows: PostgresRowSequence) async throws -> [InboxNotification] {
+        var out: [InboxNotification] = []
+        for try await (id, user, type, title, body, data, event, created, acked)
+            in rows.decode((Int64, String, String, String, String, String, String, Date, Date?).self) {
+            let map = (try? JSONCoding.decoder().decode([String: String].self, from: Data(data.utf8))) ?? [:]
+            out.append(InboxNotification(id: id, userId: user, type: type, title: title, body: body, data: map, eventId: event,
+                                         createdAt: created, ackedAt: acked))
+        }
+        return out
+    }
+
+    /// Inserts a run of inbox rows with one statement, column by column (row `i` of every
+    /// array is one row; `datas` are JSON objects). A row is created at `greatest(now(), at)`;
+    /// a row whose event and user already have one is skipped. Returns the inserted rows, in
+    /// the order the database returned them.
+    func insertInboxBatch(users: [String], events: [String], types: [String], titles: [String], bodies: [String], datas: [String],
+                          ats: [Date], on c: PostgresConnection, logger: Logger) async throws
+        -> [(id: Int64, user: String, event: String, created: Date)] {
+        let rows = try await c.query("""
+            INSERT INTO inbox (user_id, event_id, type, title, body, data, created_at)
+            SELECT u, e, t, ti, b, d::jsonb, greatest(now(), at) FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[],
+                \(bodies)::text[], \(datas)::text[], \(ats)::timestamptz[]) WITH ORDINALITY AS x(u, e, t, ti, b, d, at, n)
+            ORDER BY n
+            ON CONFLICT (event_id, user_id) DO NOTHING
+            RETURNING id, user_id, event_id, created_at
+            """, logger: logger)
+        var out: [(id: Int64, user: String, event: String, created: Date)] = []
+        for try await (id, user, event, created) in rows.decode((Int64, String, String, Date).self) {
+            out.append((id, user, event, created))
+        }
+        return out
+    }
+
+    /// Inserts one user's inbox row of an event (`data`: a JSON object), created now; nil when
+    /// the event already has one for the user.
+    func insertInbox(user: String, event eventId: String, type: String, title: String, body: String, data: String,
+                     on c: PostgresConnection, logger: Logger) async throws -> (id: Int64, created: Date)? {
+        let rows = try await c.query("""
+            INSERT INTO inbox (user_id, event_id, type, title, body, data)
+            VALUES (\(user), \(eventId), \(type), \(title), \(body), \(data)::jsonb)
+            ON CONFLICT (event_id, user_id) DO NOTHING
+            RETURNING id, created_at
+            """, logger: logger)
+        guard let (id, created) = try await rows.decode((Int64, Date).self).first(where: { _ in true }) else { return nil }
+        return (id, created)
+    }
+
+    /// Deletes the inbox rows of `eventId` still waiting for their instant and drops their
+    /// pending deliveries, in one statement. Returns the deleted rows, by user then id.
+    func withdrawWaiting(event eventId: String, on c: PostgresConnection, logger: Logger) async throws -> [(id: Int64, user: String)] {
+        let rows = try await c.query("""
+            WITH gone AS (DELETE FROM inbox WHERE event_id = \(eventId) AND created_at > now() RETURNING id, user_id),
+            dropped AS (
+                UPDATE deliveries d SET state = 'dropped', last_error = 'fire withdrawn', finished_at = now()
+                FROM gone WHERE d.inbox_id = gone.id AND d.state = 'pending'
+            )
+            SELECT id, user_id FROM gone ORDER BY user_id, id
+            """, logger: logger)
+        var out: [(id: Int64, user: String)] = []
+        for try await (id, user) in rows.decode((Int64, String).self) { out.append((id, user)) }
+        return out
+    }
+
+    // MARK: Deliveries
+
+    /// Queues, with one statement, a delivery of each inbox row (row `i` of every array: inbox
+    /// id, user, event, content JSON, first attempt) to every device of its user that has a
+    /// token or a webhook; a device that already has one for the event is skipped. Returns the
+    /// number queued.
+    func queueDeliveryBatch(inboxIds ids: [Int64], users: [String], events: [String], contents: [String], ats: [Date],
+                            on c: PostgresConnection, logger: Logger) async throws -> Int {
+        try await c.query("""
+            INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content, next_attempt_at)
+            SELECT x.e, x.i, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, x.c::jsonb, x.at
+            FROM unnest(\(ids)::bigint[], \(users)::text[], \(events)::text[], \(contents)::text[], \(ats)::timestamptz[]) AS x(i, u, e, c, at)
+            JOIN devices d ON d.user_id = x.u AND (d.token IS NOT NULL OR d.webhook_url IS NOT NULL)
+            ON CONFLICT (event_id, device_id) DO NOTHING
+            RETURNING 1
+            """, logger: logger).all(Int32.self).count
+    }
+
+    /// Queues a delivery of inbox row `inboxId` (of `eventId`, `content` JSON) to every device
+    /// of `user` that has a token or a webhook; a device that already has one for the event is
+    /// skipped. Returns the number queued.
+    func queueDeliveries(event eventId: String, inbox inboxId: Int64, user: String, content: String,
+                         on c: PostgresConnection, logger: Logger) async throws -> Int {
+        try await c.query("""
+            INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content)
+            SELECT \(eventId), \(inboxId), user_id, device_id, provider, token, webhook_url, \(content)::jsonb FROM devices
+            WHERE user_id = \(user) AND (token IS NOT NULL OR webhook_url IS NOT NULL)
+            ON CONFLICT (event_id, device_id) DO NOTHING
+            RETURNING id
+            """, logger: logger).all(Int64.self).count
+    }
+
+    /// Drops the pending deliveries to one device of `user` (the device was removed).
+    func dropPendingDeliveries(user: String, device: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            UPDATE deliveries SET state = 'dropped', last_error = 'device removed', finished_at = now()
+            WHERE user_id = \(user) AND device_id = \(device) AND state = 'pending'
+            """, logger: logger)
+    }
+
+    // MARK: Devices
+
+    /// Inserts or replaces a device of `user`, pushed to through `provider`.
+    func upsertDevice(user: String, _ d: Device, provider: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            INSERT INTO devices (user_id, device_id, platform, provider, token, webhook_url, updated_at)
+            VALUES (\(user), \(d.deviceId), \(d.platform), \(provider), \(d.pushToken), \(d.webhookUrl), \(d.updatedAt))
+            ON CONFLICT (user_id, device_id) DO UPDATE SET platform = excluded.platform, provider = excluded.provider,
+                token = excluded.token, webhook_url = excluded.webhook_url, updated_at = excluded.updated_at
+            """, logger: logger)
+    }
+
+    /// Deletes one device of `user`.
+    func deleteDevice(user: String, device: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM devices WHERE user_id = \(user) AND device_id = \(device)", logger: logger)
+    }
+
+    // MARK: Account deletion
+
+    /// Deletes every device of `user`.
+    func deleteDevices(of user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM devices WHERE user_id = \(user)", logger: logger)
+    }
+
+    /// Deletes every inbox row of `user`.
+    func deleteInbox(of user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM inbox WHERE user_id = \(user)", logger: logger)
+    }
+
+    /// Deletes the attempts of every delivery to `user`.
+    func deleteAttempts(of user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE user_id = \(user))", logger: logger)
+    }
+
+    /// Deletes every delivery to `user`.
+    func deleteDeliveries(of user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM deliveries WHERE user_id = \(user)", logger: logger)
+    }
+
+    /// Removes `completedBy` from the data of other users' inbox rows that name `user`.
+    func eraseCompletedByInInbox(_ user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("UPDATE inbox SET data = data - 'completedBy' WHERE data->>'completedBy' = \(user)", logger: logger)
+    }
+
+    /// Removes `completedBy` from the content data of deliveries that name `user`.
+    func eraseCompletedByInDeliveries(_ user: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            UPDATE deliveries SET content = jsonb_set(content, '{data}', (content->'data') - 'completedBy')
+            WHERE content->'data'->>'completedBy' = \(user)
+            """, logger: logger)
+    }
+
+    // MARK: The inbox API
+
+    /// The last sequence number of the `notifications` outbox stream; nil before its first event.
+    func streamHead() async throws -> Int64? {
+        try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self)
+    }
+
+    /// Up to `rows` inbox rows of `user` after the cursor `since`, by id.
+    func inbox(of user: String, after since: Int64, rows: Int) async throws -> [InboxNotification] {
+        try await Self.decodeInbox(database.query("""
+            SELECT \(unescaped: Self.inboxColumns) FROM inbox WHERE user_id = \(user) AND id > \(since) ORDER BY id LIMIT \(rows)
+            """))
+    }
+
+    /// Up to `rows` inbox rows of every user still waiting for their instant, after id `after`, by id.
+    func waiting(after: Int64, rows: Int) async throws -> [InboxNotification] {
+        try await Self.decodeInbox(database.query("""
+            SELECT \(unescaped: Self.inboxColumns) FROM inbox WHERE created_at > now() AND id > \(after) ORDER BY id LIMIT \(rows)
+            """))
+    }
+
+    /// Acknowledges inbox row `id` of `user` (a second acknowledgement keeps the first's time);
+    /// nil when `user` has no such row.
+    func ack(_ id: Int64, user: String) async throws -> InboxNotification? {
+        let rows = try await Self.decodeInbox(database.query("""
+            UPDATE inbox SET acked_at = coalesce(acked_at, now()) WHERE id = \(id) AND user_id = \(user) RETURNING \(unescaped: Self.inboxColumns)
+            """))
+        return rows.first
+    }
+
+    /// Up to `limit` delivery attempts after id `after`, by id, with their deliveries' event, user and device.
+    func attempts(after: Int64, limit: Int) async throws -> [NotificationsMethods.Attempts.Attempt] {
+        let rows = try await database.query("""
+            SELECT a.id, a.delivery_id, d.event_id, d.user_id, d.device_id, a.provider, a.attempt, a.status, a.outcome, a.latency_ms, a.error, a.at
+            FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
+            WHERE a.id > \(after) ORDER BY a.id LIMIT \(limit)
+            """)
+        var out: [NotificationsMethods.Attempts.Attempt] = []
+        for try await (id, delivery, event, user, device, provider, attempt, status, outcome, latency, error, at)
+            in rows.decode((Int64, Int64, String, String, String, String, Int32, Int32, String, Double, String?, Date).self) {
+            out.append(.init(id: id, deliveryId: delivery, eventId: event, userId: user, deviceId: device, provider: provider,
+                             attempt: Int(attempt), status: Int(status), outcome: outcome, latencyMs: latency, error: error, at: at))
+        }
+        return out
+    }
+}

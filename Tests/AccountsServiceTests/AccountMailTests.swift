@@ -1,0 +1,109 @@
+import AccountsService
+import Foundation
+import Support
+@testable import SuiteSupport
+import Testing
+
+/// A local SMTP server (Python's aiosmtpd, from the venv `scripts/test.sh` makes) that stores
+/// what it receives in a Maildir.
+final class LocalSMTPServer: Sendable {
+    let port = freePort()
+    let maildir = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
+    let process: TestProcess
+
+    init() throws {
+        let python = ProcessInfo.processInfo.environment["CHRONIR_TEST_PYTHON"] ?? "/usr/bin/python3"
+        process = try TestProcess(url: URL(fileURLWithPath: python),
+                                  ["-m", "aiosmtpd", "-n", "-l", "127.0.0.1:\(port)", "-c", "aiosmtpd.handlers.Mailbox", maildir.path],
+                                  label: "aiosmtpd")
+    }
+
+    var url: String { "smtp://127.0.0.1:\(port)" }
+
+    /// Every message received so far (raw RFC 5322 text).
+    var messages: [String] {
+        let dir = maildir.appendingPathComponent("new")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        return files.sorted().compactMap { try? String(contentsOfFile: dir.appendingPathComponent($0).path, encoding: .utf8) }
+    }
+
+    /// The messages to `recipient` with `subject`.
+    func messages(to recipient: String, subject: String) -> [String] {
+        messages.filter { $0.contains("To: <\(recipient)>") && $0.contains("Subject: \(subject)") }
+    }
+
+    /// The token a mail carries (`?token=…`).
+    static func token(in message: String) -> String? {
+        guard let r = message.range(of: #"token=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
+        return String(message[r].dropFirst("token=".count))
+    }
+
+    func stop() async { await process.terminate() }
+}
+
+@Suite("Password reset and email verification")
+struct AccountMailTests {
+    @Test("a reset mail's token sets a new password once and ends every session; expired and used tokens fail; verification marks the email")
+    func resetAndVerify() async throws {
+        let smtp = try LocalSMTPServer()
+        try await withTestSuite(label: "mail", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations,
+                        extra: ["CHRONIR_SMTP_URL": smtp.url, "CHRONIR_MAIL_POLL": "100ms", "CHRONIR_PUBLIC_URL": "https://chronir.example"],
+                        build: AccountsService.build)
+            try s.startGateway()
+        }) { s in
+            let u = try await s.signup("Forgetful")
+            let login = try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "correct horse"])
+            let refresh = try #require(login.json["refreshToken"]?.stringValue)
+
+            // Asked for an unknown address: the same answer, and no mail.
+            #expect(try await s.request(.POST, "/v1/auth/password-reset", json: ["email": "nobody-\(UUID().uuidString)@example.com"]).status == 202)
+            #expect(try await s.request(.POST, "/v1/auth/password-reset", json: ["email": u.email.uppercased()]).status == 202)
+            let subject = "Reset your Chronir password"
+            #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: u.email, subject: subject).count == 1 },
+                    "no reset mail arrived: \(smtp.process.output.suffix(1500))")
+            let mail = try #require(smtp.messages(to: u.email, subject: subject).first)
+            #expect(mail.contains("https://chronir.example/reset-password?token="))
+            #expect(smtp.messages.count == 1)
+            let token = try #require(LocalSMTPServer.token(in: mail))
+            // Only the token's hash is stored.
+            let stored = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+                try await $0.query("SELECT token_hash FROM email_tokens WHERE purpose = 'reset'").all(String.self)
+            }
+            #expect(stored.count == 1 && !stored.contains(token))
+
+            #expect(try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": token, "password": "short"]).status == 400)
+            let reset = try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": token, "password": "new battery staple"])
+            #expect(reset.status == 204, "\(reset.text)")
+            let reused = try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": token, "password": "another password"])
+            #expect(reused.status == 400 && reused.code == "CA016", "\(reused.text)")
+            // Every session ended: refresh tokens at once, access tokens as soon as the gateway hears.
+            #expect(try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": refresh]).status == 401)
+            #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: u.token))?.status == 401 })
+            #expect(try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "correct horse"]).status == 401)
+            let relogin = try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "new battery staple"])
+            #expect(relogin.status == 200, "\(relogin.text)")
+            let access = try #require(relogin.json["accessToken"]?.stringValue)
+
+            // An expired token fails.
+            #expect(try await s.request(.POST, "/v1/auth/password-reset", json: ["email": u.email]).status == 202)
+            #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: u.email, subject: subject).count == 2 })
+            let second = try #require(smtp.messages(to: u.email, subject: subject).compactMap(LocalSMTPServer.token(in:)).first { $0 != token })
+            try await withDatabase(url: s.databaseURL, schema: "accounts") {
+                try await $0.query("UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE used_at IS NULL")
+            }
+            #expect(try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": second, "password": "yet another one"]).status == 400)
+
+            // Verification.
+            #expect(try await s.request(.GET, "/v1/me", token: access).json["emailVerifiedAt"] == .null)
+            #expect(try await s.request(.POST, "/v1/me/email-verification", token: access).status == 202)
+            let verifySubject = "Confirm your email for Chronir"
+            #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: u.email, subject: verifySubject).count == 1 })
+            let verifyToken = try #require(smtp.messages(to: u.email, subject: verifySubject).first.flatMap(LocalSMTPServer.token(in:)))
+            #expect(try await s.request(.POST, "/v1/auth/verify-email", json: ["token": verifyToken]).status == 204)
+            #expect(try await s.request(.GET, "/v1/me", token: access).json["emailVerifiedAt"]?.stringValue != nil)
+            #expect(try await s.request(.POST, "/v1/auth/verify-email", json: ["token": verifyToken]).status == 400)
+        }
+        await smtp.stop()
+    }
+}
