@@ -21,7 +21,8 @@ public enum AlarmsService {
         let store = AlarmStore(database: database)
         let changes = AlarmChanges(store: store, outbox: outbox.writer)
         let missedWindow = try env.duration("CHRONIR_MISSED_WINDOW", .seconds(7200))
-        AlarmHandlers(store: store, changes: changes, outbox: outbox.writer,
+        let groups = GroupAccess(store: store, accounts: try runtime.rpcClient(to: .accounts))
+        AlarmHandlers(store: store, changes: changes, outbox: outbox.writer, groups: groups,
                       creationsPerMinute: try env.int("CHRONIR_ALARM_CREATIONS_PER_MINUTE", 5, in: 1...100_000))
             .register(into: &router)
         AlarmQueryHandlers(store: store).register(into: &router)

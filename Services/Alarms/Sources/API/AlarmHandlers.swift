@@ -12,6 +12,8 @@ struct AlarmHandlers: Sendable {
     let store: AlarmStore
     let changes: AlarmChanges
     let outbox: OutboxWriter
+    /// Who may add alarms to a group, and its members.
+    let groups: GroupAccess
     /// Creations allowed per minute per user (§13.3).
     let creationsPerMinute: Int
 
@@ -65,10 +67,10 @@ struct AlarmHandlers: Sendable {
             }
             let tier = try await store.tier(of: actor, on: c)
             if let group = req.groupId {
-                guard try await store.groupRole(group: group, user: actor, on: c)?.manages == true else {
+                guard let members = try await groups.managedMembers(group, actor: actor, on: c) else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin of group \(group) adds alarms to it")
                 }
-                sharedWith = Array(Set(sharedWith).union(try await store.groupMembers(group: group, on: c)).subtracting([actor])).sorted()
+                sharedWith = Array(Set(sharedWith).union(members).subtracting([actor])).sorted()
             }
             let alarm = Alarm(
                 id: id, ownerId: actor, title: title, note: req.note, photoURL: req.photoURL, photoLocalPath: req.photoLocalPath,
@@ -146,10 +148,10 @@ struct AlarmHandlers: Sendable {
             if let members = patch.sharedWith.value { _ = try AlarmRules.members(members, owner: a.ownerId) }
             var joining: [String]? = nil
             if let g = patch.groupId.value, g != a.groupId {
-                guard try await store.groupRole(group: g, user: actor, on: c)?.manages == true else {
+                guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
                 }
-                joining = try await store.groupMembers(group: g, on: c)
+                joining = members
             }
             var n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
             let tier = try await store.tier(of: a.ownerId, on: c)
