@@ -206,5 +206,10 @@ enum AlarmsMigrations {
             "CREATE INDEX analytics_events_day ON analytics_events (day, pseudonym)",
             "CREATE INDEX analytics_events_pseudonym ON analytics_events (pseudonym)",
         ]),
+        // Every mark inserted into it too; `UNIQUE (alarm_id, scheduled_date)` serves the same
+        // reads (the streak scans it backwards, the batch of marks looks pairs up in it).
+        Migration(8, "drop the completions index the unique constraint duplicates", [
+            "DROP INDEX IF EXISTS completions_alarm_scheduled",
+        ]),
     ]
 }
