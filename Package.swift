@@ -23,6 +23,12 @@ let suiteTestDependencies: [Target.Dependency] = [
     .product(name: "NIOCore", package: "swift-nio"),
 ]
 
+/// A test target of `Tests/<name>` on the shared harness (SuiteSupport).
+func suiteTests(_ name: String, also: [Target.Dependency] = []) -> Target {
+    .testTarget(name: name, dependencies: ["SuiteSupport"] + also + suiteTestDependencies, path: "Tests/\(name)",
+                swiftSettings: swiftSettings)
+}
+
 let package = Package(
     name: "chronir-backend",
     platforms: [.macOS(.v15)],
@@ -339,60 +345,15 @@ let package = Package(
             path: "Tests/SuiteSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(
-            name: "AccountsServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/AccountsServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "AlarmsServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/AlarmsServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "NotificationsServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/NotificationsServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "InvitationsServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/InvitationsServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "BillingServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/BillingServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "GatewayServiceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/GatewayServiceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "OutboxTests",
-            dependencies: ["SuiteSupport", "chronir-testpeer"] + suiteTestDependencies,
-            path: "Tests/OutboxTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "PersistenceTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/PersistenceTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "ServiceKitTests",
-            dependencies: ["SuiteSupport"] + suiteTestDependencies,
-            path: "Tests/ServiceKitTests",
-            swiftSettings: swiftSettings
-        ),
+        suiteTests("AccountsServiceTests"),
+        suiteTests("AlarmsServiceTests"),
+        suiteTests("NotificationsServiceTests"),
+        suiteTests("InvitationsServiceTests"),
+        suiteTests("BillingServiceTests"),
+        suiteTests("GatewayServiceTests"),
+        suiteTests("OutboxTests", also: ["chronir-testpeer"]),
+        suiteTests("PersistenceTests"),
+        suiteTests("ServiceKitTests"),
         .testTarget(
             name: "SchedulesTests",
             dependencies: ["Schedules", "Messaging", "Support", "chronirctl"],

@@ -59,13 +59,6 @@ struct AccountsEventHandlers: Sendable {
         try await store.deleteAlarms(ownedBy: uid, on: c)
         // Others' tombstones and history keep no trace of the account.
         try await store.removeFromTombstones(uid, on: c)
-        try await store.anonymizeCompletions(by: uid, on: c)
-        try await store.anonymizeSnoozes(by: uid, on: c)
-        try await store.deleteFeedEntries(of: uid, on: c)
-        try await store.deleteFeedHead(of: uid, on: c)
-        try await store.deleteCalendarFeeds(of: uid, on: c)
-        try await store.deleteUserRow(of: uid, on: c)
-        try await store.deleteTier(of: uid, on: c)
-        try await store.deleteGroupMemberships(of: uid, on: c)
+        try await store.forgetUser(uid, on: c)
     }
 }

@@ -56,43 +56,17 @@ extension AlarmStore {
             """, logger: logger)
     }
 
-    /// Clears `user` and their name from the completion logs they made (the logs stay).
-    func anonymizeCompletions(by user: String, on c: PostgresConnection) async throws {
+    /// Forgets `user` everywhere but their own alarms (which the purge deletes first): their
+    /// name leaves the completion logs and snoozes they made (the rows stay), and their feed,
+    /// calendar feeds, read-model rows and group memberships go. The statements run in this order.
+    func forgetUser(_ user: String, on c: PostgresConnection) async throws {
         try await c.query("UPDATE completions SET user_id = NULL, user_display_name = NULL WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Clears `user` from the snoozes they took last (the snoozes stay).
-    func anonymizeSnoozes(by user: String, on c: PostgresConnection) async throws {
         try await c.query("UPDATE snoozes SET updated_by = '' WHERE updated_by = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s delta-feed entries.
-    func deleteFeedEntries(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM feed_entries WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s delta-feed head.
-    func deleteFeedHead(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM feed_heads WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s calendar feeds.
-    func deleteCalendarFeeds(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM calendar_feeds WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s row of the users read model (name, email, time zone).
-    func deleteUserRow(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM users WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s row of the tier read model.
-    func deleteTier(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM user_tiers WHERE user_id = \(user)", logger: logger)
-    }
-
-    /// Deletes `user`'s group memberships.
-    func deleteGroupMemberships(of user: String, on c: PostgresConnection) async throws {
         try await c.query("DELETE FROM group_members WHERE user_id = \(user)", logger: logger)
     }
 }
