@@ -60,6 +60,11 @@ WITH due AS (SELECT min(due_at) AS t FROM scheduler.fires WHERE alarm_id LIKE 'p
 SELECT 'fires recorded (scheduler)   ' || round(extract(epoch FROM max(f.fired_at) - (SELECT t FROM due))::numeric, 2) FROM scheduler.fires f WHERE f.alarm_id LIKE 'push-%'
 UNION ALL SELECT 'inbox written (notifications) ' || round(extract(epoch FROM max(created_at) - (SELECT t FROM due))::numeric, 2) FROM notifications.inbox WHERE user_id = 'load-user'
 UNION ALL SELECT 'pushes recorded as sent        ' || round(extract(epoch FROM max(at) - (SELECT t FROM due))::numeric, 2) FROM notifications.attempts;
+SELECT 'delivery rounds ' || count(*) || ', pushes per round ' || round(avg(n)) || ', first recorded at +'
+       || round(extract(epoch FROM min(at) - (SELECT min(due_at) FROM scheduler.fires WHERE alarm_id LIKE 'push-%'))::numeric, 2) || ' s'
+FROM (SELECT at, count(*) AS n FROM notifications.attempts GROUP BY at) r;
+SELECT 'provider latency per push (ms) p50 ' || round(percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms)::numeric, 1)
+       || ' p99 ' || round(percentile_cont(0.99) WITHIN GROUP (ORDER BY latency_ms)::numeric, 1) FROM notifications.attempts;
 SQL
 echo "== idle live-stream connections: $connections"
 token=$(curl -sf -X POST localhost:18080/v1/auth/signup -H 'content-type: application/json' \

@@ -25,6 +25,14 @@ public final class WakeSignal: Sendable {
         waiter?.resume()
     }
 
+    /// Whether a signal arrived since the last wait or take, without waiting (and forgets it).
+    public func take() -> Bool {
+        state.withLock { s in
+            defer { s.pending = false }
+            return s.pending
+        }
+    }
+
     /// Waits for a signal or `timeout`, whichever comes first. Returns early on cancellation.
     public func wait(timeout: Duration) async {
         if state.withLock({ s in

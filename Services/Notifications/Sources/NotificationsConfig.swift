@@ -81,7 +81,7 @@ struct NotificationsConfig: Sendable {
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 32)
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(32, concurrency))
         return HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
     }
 

@@ -5,11 +5,13 @@ import Outbox
 import Persistence
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// Sends queued deliveries: claims due rows (`FOR UPDATE SKIP LOCKED`, so replicas share the
 /// work), hands each to its provider, and records the attempt and the outcome. A claimed row is
 /// leased for a minute by moving its `next_attempt_at`: a worker that dies mid-send leaves it to
-/// be tried again, never lost. Graceful shutdown finishes the sends in flight.
+/// be tried again, never lost. Claiming, sending and recording overlap (a pipeline), so sends
+/// never wait for the database. Graceful shutdown finishes the sends in flight and records them.
 final class DeliveryWorker: Service, Sendable {
     private let store: NotificationStore
     private let providers: [String: any PushProvider]
@@ -19,8 +21,11 @@ final class DeliveryWorker: Service, Sendable {
     private let poll: Duration
     private let concurrency: Int
     private let signal = WakeSignal()
-    /// Deliveries claimed per round (sent `concurrency` at a time, recorded in one transaction).
-    private var batchSize: Int { max(concurrency * 4, 256) }
+    /// Set by shutdown: claim nothing more, finish and record what is claimed.
+    private let stopping = Atomic<Bool>(false)
+    /// Deliveries claimed at a time; the next claim starts when fewer than `concurrency` are
+    /// left to send.
+    private var batchSize: Int { max(concurrency * 2, 128) }
 
     init(store: NotificationStore, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
          poll: Duration, concurrency: Int) {
@@ -43,20 +48,101 @@ final class DeliveryWorker: Service, Sendable {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let batch = try await self.claim(limit: self.batchSize)
-                    if batch.isEmpty {
-                        await self.signal.wait(timeout: self.poll)
-                        continue
+        // The pipeline runs in a task of its own, which shutdown does not cancel: sends in flight
+        // finish and are recorded; `stopping` only ends the claiming.
+        let pipeline = Task { [self] in await self.pipeline() }
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await pipeline.value
+            } onGracefulShutdown: {
+                self.stopping.store(true, ordering: .relaxed)
+                self.signal.signal()
+            }
+        } onCancel: {
+            self.stopping.store(true, ordering: .relaxed)
+            self.signal.signal()
+        }
+    }
+
+    /// What a step of the pipeline finished.
+    private enum Step: Sendable {
+        case sent(Sent)
+        case claimed([Claimed])
+        case recorded
+    }
+
+    /// Keeps `concurrency` sends in flight: claims the next due rows while sends are out,
+    /// records what finished while others are still sending (one transaction at a time, each
+    /// taking everything finished since the last), and sleeps only when nothing is due, in
+    /// flight or left to record. Returns once shutdown set `stopping` and everything claimed
+    /// is recorded.
+    private func pipeline() async {
+        await withTaskGroup(of: Step.self) { group in
+            var queue: [Claimed] = []
+            var next = 0
+            var inFlight = 0
+            var claiming = false
+            var recording = false
+            var exhausted = false
+            var finished: [Sent] = []
+            while true {
+                if signal.take() { exhausted = false }
+                let stop = stopping.load(ordering: .relaxed)
+                while inFlight < concurrency, next < queue.count {
+                    let c = queue[next]
+                    next += 1
+                    inFlight += 1
+                    group.addTask { .sent(await self.deliver(c)) }
+                }
+                if next == queue.count, next > 0 {
+                    queue.removeAll(keepingCapacity: true)
+                    next = 0
+                }
+                if !claiming, !stop, !exhausted, queue.count - next < concurrency {
+                    claiming = true
+                    let limit = batchSize
+                    group.addTask {
+                        do {
+                            return .claimed(try await self.claim(limit: limit))
+                        } catch {
+                            self.logger.error("delivery claim: \(error)")
+                            try? await Task.sleep(for: .seconds(1))
+                            return .claimed([])
+                        }
                     }
-                    // Sends in flight are not cancelled by shutdown: each finishes and is recorded.
-                    let results = await Task { [self] in await self.send(batch) }.value
-                    try await self.record(results)
-                } catch {
-                    self.logger.error("delivery loop: \(error)")
-                    try? await Task.sleep(for: .seconds(1))
+                }
+                if !recording, !finished.isEmpty {
+                    recording = true
+                    let round = finished
+                    finished.removeAll(keepingCapacity: true)
+                    group.addTask {
+                        do {
+                            try await self.record(round)
+                        } catch {
+                            // The rows stay leased: they are tried again when the lease ends.
+                            self.logger.error("delivery record: \(error)")
+                            try? await Task.sleep(for: .seconds(1))
+                        }
+                        return .recorded
+                    }
+                }
+                guard let step = await group.next() else {
+                    // Nothing claimed, in flight or to record.
+                    if stop { return }
+                    await signal.wait(timeout: poll)
+                    exhausted = false
+                    continue
+                }
+                switch step {
+                case .sent(let s):
+                    inFlight -= 1
+                    finished.append(s)
+                case .claimed(let rows):
+                    claiming = false
+                    exhausted = rows.count < batchSize
+                    queue.append(contentsOf: rows)
+                case .recorded:
+                    recording = false
                 }
             }
         }
@@ -80,29 +166,6 @@ final class DeliveryWorker: Service, Sendable {
         var claimed: Claimed
         var result: PushResult
         var latencyMs: Double
-    }
-
-    /// Sends a batch with at most `concurrency` pushes in flight.
-    func send(_ batch: [Claimed]) async -> [Sent] {
-        await withTaskGroup(of: Sent.self) { group in
-            var out: [Sent] = []
-            out.reserveCapacity(batch.count)
-            var next = 0
-            while next < batch.count, next < concurrency {
-                let c = batch[next]
-                group.addTask { await self.deliver(c) }
-                next += 1
-            }
-            while let done = await group.next() {
-                out.append(done)
-                if next < batch.count {
-                    let c = batch[next]
-                    group.addTask { await self.deliver(c) }
-                    next += 1
-                }
-            }
-            return out
-        }
     }
 
     func deliver(_ c: Claimed) async -> Sent {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import NIOCore
+import Messaging
 
 /// Pushes to an HTTPS endpoint of the user's choosing (self-hosted clients, integrations):
 /// `POST <url>` with the notification as JSON and
@@ -16,24 +17,42 @@ struct WebhookProvider: PushProvider {
     static func signature(secret: SymmetricKey, timestamp: Int, body: Data) -> String {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: secret)
-        return "t=\(timestamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "t=\(timestamp),v1=" + Hex.lowercase(HMAC<SHA256>.authenticationCode(for: message, using: secret))
+    }
+
+    /// The JSON a webhook receives: keys in alphabetical order, `deepLink` null when absent.
+    struct Body: Encodable {
+        var content: PushContent
+        var target: PushTarget
+
+        enum Keys: String, CodingKey { case body, data, deepLink, deviceId, eventId, id, title, type, urgent, userId }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(content.body, forKey: .body)
+            var data = c.nestedContainer(keyedBy: DataKey.self, forKey: .data)
+            for (k, v) in content.data.sorted(by: { $0.key < $1.key }) { try data.encode(v, forKey: DataKey(k)) }
+            if let link = content.deepLink { try c.encode(link, forKey: .deepLink) } else { try c.encodeNil(forKey: .deepLink) }
+            try c.encode(target.deviceId, forKey: .deviceId)
+            try c.encode(target.eventId, forKey: .eventId)
+            try c.encode("\(target.eventId):\(target.deviceId)", forKey: .id)
+            try c.encode(content.title, forKey: .title)
+            try c.encode(content.type, forKey: .type)
+            try c.encode(content.urgent, forKey: .urgent)
+            try c.encode(target.userId, forKey: .userId)
+        }
+
+        struct DataKey: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(_ s: String) { stringValue = s }
+            init?(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
     }
 
     static func body(_ content: PushContent, target: PushTarget) throws -> Data {
-        let json: [String: Any] = [
-            "id": "\(target.eventId):\(target.deviceId)",
-            "eventId": target.eventId,
-            "userId": target.userId,
-            "deviceId": target.deviceId,
-            "type": content.type,
-            "title": content.title,
-            "body": content.body,
-            "urgent": content.urgent,
-            "deepLink": content.deepLink ?? NSNull(),
-            "data": content.data,
-        ]
-        return try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys])
+        try JSONCoding.encode(Body(content: content, target: target))
     }
 
     func send(_ content: PushContent, to target: PushTarget) async -> PushResult {
