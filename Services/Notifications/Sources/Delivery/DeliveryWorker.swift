@@ -84,9 +84,14 @@ final class DeliveryWorker: Service, Sendable {
             var claiming = false
             var recording = false
             var exhausted = false
+            // A wake that came while a claim was out: that claim may have missed the new rows.
+            var wokenWhileClaiming = false
             var finished: [Sent] = []
             while true {
-                if signal.take() { exhausted = false }
+                if signal.take() {
+                    exhausted = false
+                    if claiming { wokenWhileClaiming = true }
+                }
                 let stop = stopping.load(ordering: .relaxed)
                 while inFlight < concurrency, next < queue.count {
                     let c = queue[next]
@@ -139,7 +144,8 @@ final class DeliveryWorker: Service, Sendable {
                     finished.append(s)
                 case .claimed(let rows):
                     claiming = false
-                    exhausted = rows.count < batchSize
+                    exhausted = rows.count < batchSize && !wokenWhileClaiming
+                    wokenWhileClaiming = false
                     queue.append(contentsOf: rows)
                 case .recorded:
                     recording = false
