@@ -239,8 +239,9 @@ final class LoadRunner: Sendable {
             // A completion names its occurrence, so a repeat after a transport error is applied
             // once: 200 with the log the first attempt made. A 200 with another log (the
             // occurrence was already missed, or someone else completed it) is not this completion.
-            let log = r.json?["completion"] as? [String: Any]
-            let repeated = r.status == 200 && log?["status"] as? String == "completed" && log?["userId"] as? String == user.uid
+            // Only a 200 needs its body read (a 201 is this completion).
+            let log = r.status == 200 ? r.json?["completion"] as? [String: Any] : nil
+            let repeated = log?["status"] as? String == "completed" && log?["userId"] as? String == user.uid
             tracker.completionFinished(alarm: alarm, ok: r.status == 201 || repeated)
         }
         completions.withLock { $0.append(task) }
