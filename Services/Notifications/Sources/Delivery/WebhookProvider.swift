@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Crypto
+import Contracts
 import Foundation
-import NIOCore
 import Messaging
+import NIOCore
 
 /// Pushes to an HTTPS endpoint of the user's choosing (self-hosted clients, integrations):
 /// `POST <url>` with the notification as JSON and
@@ -30,8 +31,8 @@ struct WebhookProvider: PushProvider {
         func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: Keys.self)
             try c.encode(content.body, forKey: .body)
-            var data = c.nestedContainer(keyedBy: DataKey.self, forKey: .data)
-            for (k, v) in content.data.sorted(by: { $0.key < $1.key }) { try data.encode(v, forKey: DataKey(k)) }
+            var data = c.nestedContainer(keyedBy: AnyCodingKey.self, forKey: .data)
+            for (k, v) in content.data.sorted(by: { $0.key < $1.key }) { try data.encode(v, forKey: AnyCodingKey(k)) }
             if let link = content.deepLink { try c.encode(link, forKey: .deepLink) } else { try c.encodeNil(forKey: .deepLink) }
             try c.encode(target.deviceId, forKey: .deviceId)
             try c.encode(target.eventId, forKey: .eventId)
@@ -40,14 +41,6 @@ struct WebhookProvider: PushProvider {
             try c.encode(content.type, forKey: .type)
             try c.encode(content.urgent, forKey: .urgent)
             try c.encode(target.userId, forKey: .userId)
-        }
-
-        struct DataKey: CodingKey {
-            var stringValue: String
-            var intValue: Int? { nil }
-            init(_ s: String) { stringValue = s }
-            init?(stringValue: String) { self.stringValue = stringValue }
-            init?(intValue: Int) { nil }
         }
     }
 
