@@ -19,6 +19,7 @@ public final class RPCClient: Sendable {
     private let telemetry: Telemetry
     private let defaultTimeout: Duration
     private let maxFrameBytes: Int
+    private let layout: EnvelopeFrame
     private let state = Mutex(State())
     private let clock = ContinuousClock()
     nonisolated(unsafe) private var socketStorage: SocketActor!
@@ -40,10 +41,13 @@ public final class RPCClient: Sendable {
     }
 
     /// Connects a DEALER to `endpoints` (a DEALER spreads requests over all of them).
+    /// `frame`: the layout requests are sent in (servers answer in the same one); JSON for
+    /// servers older than the binary layout.
     public init(
         context: ZMQContext, target: String, endpoints: [String], source: String, telemetry: Telemetry,
-        defaultTimeout: Duration = .seconds(5), maxFrameBytes: Int = 1 << 20
+        defaultTimeout: Duration = .seconds(5), maxFrameBytes: Int = 1 << 20, frame: EnvelopeFrame = .binary
     ) throws {
+        self.layout = frame
         self.target = target
         self.source = source
         self.telemetry = telemetry
@@ -104,7 +108,7 @@ public final class RPCClient: Sendable {
                                               context: ServiceContext.current ?? .topLevel, kind: .client, headers: &headers)
         defer { span.end() }
         let envelope = Envelope(id: id, type: type, source: source, actor: actor, headers: headers, payload: payload)
-        let frame = envelope.encoded()
+        let frame = envelope.encoded(as: layout)
         guard frame.count <= maxFrameBytes else {
             throw ServiceError(.payloadTooLarge, "request of \(frame.count) bytes exceeds the \(maxFrameBytes)-byte message limit")
         }
@@ -144,7 +148,7 @@ public final class RPCClient: Sendable {
         let span = telemetry.startPublishSpan(type: type, destination: target, id: id,
                                               context: ServiceContext.current ?? .topLevel, kind: .producer, headers: &headers)
         defer { span.end() }
-        let frame = Envelope(id: id, type: type, source: source, actor: actor, headers: headers, payload: payload).encoded()
+        let frame = Envelope(id: id, type: type, source: source, actor: actor, headers: headers, payload: payload).encoded(as: layout)
         guard frame.count <= maxFrameBytes else {
             throw ServiceError(.payloadTooLarge, "message of \(frame.count) bytes exceeds the \(maxFrameBytes)-byte limit")
         }

@@ -13,6 +13,7 @@ import ZMQ
 /// the server: oversized frames get `CA024`, undecodable envelopes `CA020`, unknown types
 /// `CA020` naming the type, each logged and counted in `chronir_messages_rejected_total{reason}`.
 /// Requests whose deadline has passed are dropped unanswered (nobody waits for them).
+/// Replies use the layout of the request (``EnvelopeFrame``: JSON or binary).
 public final class RPCServer: Service, Sendable {
     /// The name of the serving service (reply `source`, logs, spans).
     public let serviceName: String
@@ -133,17 +134,20 @@ public final class RPCServer: Service, Sendable {
             return
         }
         let identity = message.frames[0]
+        let body = message.frames[message.frames.count - 1]
+        let layout = EnvelopeFrame.of(body)
         if let size = message.oversizedBytes {
             reject("oversized", "request of \(size) bytes exceeds the \(maxFrameBytes)-byte limit")
-            reply(to: identity, error: ServiceError(.payloadTooLarge, "message of \(size) bytes exceeds the \(maxFrameBytes)-byte limit"), correlationId: nil)
+            reply(to: identity, error: ServiceError(.payloadTooLarge, "message of \(size) bytes exceeds the \(maxFrameBytes)-byte limit"),
+                  correlationId: nil, layout: layout)
             return
         }
         let request: Envelope
         do {
-            request = try Envelope.decode(message.frames[message.frames.count - 1])
+            request = try Envelope.decode(body)
         } catch {
             reject("malformed", "\(error)")
-            reply(to: identity, error: ServiceError(.messageInvalid, "malformed envelope: \(error)"), correlationId: nil)
+            reply(to: identity, error: ServiceError(.messageInvalid, "malformed envelope: \(error)"), correlationId: nil, layout: layout)
             return
         }
         if let deadline = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init),
@@ -154,13 +158,14 @@ public final class RPCServer: Service, Sendable {
         }
         guard let handler = router.handlers[request.type] else {
             reject("unknown_type", "unknown message type \"\(request.type)\"")
-            reply(to: identity, error: ServiceError(.messageInvalid, "unknown message type \"\(request.type)\""), correlationId: request.id)
+            reply(to: identity, error: ServiceError(.messageInvalid, "unknown message type \"\(request.type)\""),
+                  correlationId: request.id, layout: layout)
             return
         }
         if let refusal = BusPolicy.refusal(type: request.type, access: router.access[request.type] ?? .services,
                                            actor: request.actor, caller: message.principal, secured: secured) {
             reject("caller_not_allowed", refusal)
-            reply(to: identity, error: ServiceError(.callerNotAllowed, refusal), correlationId: request.id)
+            reply(to: identity, error: ServiceError(.callerNotAllowed, refusal), correlationId: request.id, layout: layout)
             return
         }
         let key = request.headers[EnvelopeHeader.idempotencyKey].map { "\(request.actor ?? "-")|\(request.type)|\($0)" }
@@ -168,11 +173,11 @@ public final class RPCServer: Service, Sendable {
             telemetry.counter("chronir_rpc_idempotent_replays_total", [("type", request.type)]).increment()
             if let cached, var replay = try? Envelope.decode(cached) {
                 replay.correlationId = request.id
-                socket.send([identity, replay.encoded()])
+                socket.send([identity, replay.encoded(as: layout)])
             }
             return
         }
-        let frame = await process(request, handler: handler, caller: message.principal)
+        let frame = await process(request, handler: handler, caller: message.principal, layout: layout)
         if let key { idempotency.finish(key, reply: frame) }
         if let frame { socket.send([identity, frame]) }
     }
@@ -185,7 +190,7 @@ public final class RPCServer: Service, Sendable {
         return m
     }
 
-    private func process(_ request: Envelope, handler: RPCRouter.RawHandler, caller: String?) async -> Data? {
+    private func process(_ request: Envelope, handler: RPCRouter.RawHandler, caller: String?, layout: EnvelopeFrame) async -> Data? {
         let span = telemetry.startProcessSpan(request, destination: serviceName, kind: .server)
         defer { span.end() }
         let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context, caller: caller)
@@ -196,7 +201,7 @@ public final class RPCServer: Service, Sendable {
             let payload = try await ServiceContext.$current.withValue(span.context) { try await handler(context) }
             metrics.ok.increment()
             frame = payload.map {
-                Envelope(type: ReplyType.success, source: source, correlationId: request.id, payload: $0).encoded()
+                Envelope(type: ReplyType.success, source: source, correlationId: request.id, payload: $0).encoded(as: layout)
             }
         } catch let error as ServiceError {
             telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", error.code.rawValue)]).increment()
@@ -207,31 +212,32 @@ public final class RPCServer: Service, Sendable {
             } else {
                 context.logger.debug("request refused", metadata: ["error": "\(error)"])
             }
-            frame = errorFrame(error, correlationId: request.id)
+            frame = errorFrame(error, correlationId: request.id, layout: layout)
         } catch where translate?(error) != nil {
             let translated = translate!(error)!
             telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", translated.code.rawValue)]).increment()
             span.setStatus(.init(code: .error))
             context.logger.warning("request failed", metadata: ["error": "\(error)", "answered": "\(translated.code.rawValue)"])
-            frame = errorFrame(translated, correlationId: request.id)
+            frame = errorFrame(translated, correlationId: request.id, layout: layout)
         } catch {
             telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", "CA023")]).increment()
             span.recordError(error)
             span.setStatus(.init(code: .error))
             context.logger.error("request failed with an unexpected error", metadata: ["error": "\(String(reflecting: error))"])
-            frame = errorFrame(ServiceError(.internalError, "internal error while handling \(request.type)"), correlationId: request.id)
+            frame = errorFrame(ServiceError(.internalError, "internal error while handling \(request.type)"), correlationId: request.id,
+                               layout: layout)
         }
         metrics.seconds.recordNanoseconds(started.duration(to: .now).nanoseconds)
         return frame
     }
 
-    private func errorFrame(_ error: ServiceError, correlationId: String?) -> Data {
+    private func errorFrame(_ error: ServiceError, correlationId: String?, layout: EnvelopeFrame) -> Data {
         let payload = (try? JSONCoding.encode(error)) ?? Data("{\"code\":\"CA023\",\"message\":\"internal error\"}".utf8)
-        return Envelope(type: ReplyType.error, source: source, correlationId: correlationId, payload: payload).encoded()
+        return Envelope(type: ReplyType.error, source: source, correlationId: correlationId, payload: payload).encoded(as: layout)
     }
 
-    private func reply(to identity: Data, error: ServiceError, correlationId: String?) {
-        socket.send([identity, errorFrame(error, correlationId: correlationId)])
+    private func reply(to identity: Data, error: ServiceError, correlationId: String?, layout: EnvelopeFrame) {
+        socket.send([identity, errorFrame(error, correlationId: correlationId, layout: layout)])
     }
 
     private func reject(_ reason: String, _ detail: String) {

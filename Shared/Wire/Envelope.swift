@@ -107,9 +107,11 @@ extension Envelope {
         return Data(w.bytes)
     }
 
-    /// Reads an envelope from one frame. Throws ``EnvelopeError`` naming what is wrong.
+    /// Reads an envelope from one frame, JSON or binary (``EnvelopeFrame``). Throws
+    /// ``EnvelopeError`` naming what is wrong.
     public static func decode(_ data: Data) throws -> Envelope {
         let data = data.startIndex == 0 ? data : Data(data)
+        if data.first == EnvelopeFrame.binaryMarker { return try decodeBinary(data) }
         var id: String?, type: String?, occurred: Int64?, source: String?, actor: String?, correlationId: String?
         var version = 1
         var headers: [String: String] = [:]

@@ -181,68 +181,70 @@ struct JSONTreeParser {
 
 /// Decoding values out of ``JSONNode``s.
 enum NodeDecoding {
-    static func decode<T: Decodable>(_ type: T.Type, from node: JSONNode, path: [any CodingKey]) throws -> T {
-        if let special = try special(type, node, path) { return special }
-        return try T(from: NodeDecoder(node: node, codingPath: path))
+    /// The coding path is only built when it is used (an error, or a nested decoder): each
+    /// `codingPath + [key]` is an allocation, and most fields decode without either.
+    static func decode<T: Decodable>(_ type: T.Type, from node: JSONNode, path: @autoclosure () -> [any CodingKey]) throws -> T {
+        if let special = try special(type, node, path()) { return special }
+        return try T(from: NodeDecoder(node: node, codingPath: path()))
     }
 
     /// Dates, URLs, data and decimals, which have a fixed JSON form.
-    static func special<T>(_ type: T.Type, _ node: JSONNode, _ path: [any CodingKey]) throws -> T? {
+    static func special<T>(_ type: T.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
         if T.self == Date.self {
-            let text = try string(node, path, Date.self)
+            let text = try string(node, path(), Date.self)
             guard let date = ISOTime.parse(text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "expected an RFC 3339 timestamp, got \"\(text)\""))
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "expected an RFC 3339 timestamp, got \"\(text)\""))
             }
             return (date as! T)
         }
         if T.self == URL.self {
-            let text = try string(node, path, URL.self)
+            let text = try string(node, path(), URL.self)
             guard let url = URL(string: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "invalid URL \"\(text)\""))
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid URL \"\(text)\""))
             }
             return (url as! T)
         }
         if T.self == Data.self {
-            let text = try string(node, path, Data.self)
+            let text = try string(node, path(), Data.self)
             guard let data = Data(base64Encoded: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "invalid base64"))
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid base64"))
             }
             return (data as! T)
         }
         if T.self == Decimal.self {
-            guard case .number(let text) = node, let d = Decimal(string: text) else { throw mismatch(Decimal.self, node, path) }
+            guard case .number(let text) = node, let d = Decimal(string: text) else { throw mismatch(Decimal.self, node, path()) }
             return (d as! T)
         }
         return nil
     }
 
-    static func mismatch(_ type: Any.Type, _ node: JSONNode, _ path: [any CodingKey]) -> DecodingError {
+    static func mismatch(_ type: Any.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
         if case .null = node {
-            return .valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(type) but found null"))
+            return .valueNotFound(type, .init(codingPath: path(), debugDescription: "expected \(type) but found null"))
         }
-        return .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type) but found \(node.kindName)"))
+        return .typeMismatch(type, .init(codingPath: path(), debugDescription: "expected \(type) but found \(node.kindName)"))
     }
 
-    static func string(_ node: JSONNode, _ path: [any CodingKey], _ type: Any.Type = String.self) throws -> String {
-        guard case .string(let s) = node else { throw mismatch(type, node, path) }
+    static func string(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey], _ type: Any.Type = String.self) throws -> String {
+        guard case .string(let s) = node else { throw mismatch(type, node, path()) }
         return s
     }
 
-    static func bool(_ node: JSONNode, _ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let b) = node else { throw mismatch(Bool.self, node, path) }
+    static func bool(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let b) = node else { throw mismatch(Bool.self, node, path()) }
         return b
     }
 
-    static func double(_ node: JSONNode, _ path: [any CodingKey]) throws -> Double {
-        guard case .number(let text) = node, let d = Double(text) else { throw mismatch(Double.self, node, path) }
+    static func double(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        guard case .number(let text) = node, let d = Double(text) else { throw mismatch(Double.self, node, path()) }
         return d
     }
 
-    static func integer<I: FixedWidthInteger>(_ node: JSONNode, _ path: [any CodingKey], _ type: I.Type) throws -> I {
-        guard case .number(let text) = node else { throw mismatch(I.self, node, path) }
+    static func integer<I: FixedWidthInteger>(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey], _ type: I.Type) throws -> I {
+        guard case .number(let text) = node else { throw mismatch(I.self, node, path()) }
         if let v = I(text) { return v }
         if let d = Double(text), d.rounded() == d, let v = I(exactly: d) { return v }
-        throw DecodingError.dataCorrupted(.init(codingPath: path, debugDescription: "number \(text) does not fit in \(I.self)"))
+        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "number \(text) does not fit in \(I.self)"))
     }
 }
 
@@ -344,15 +346,18 @@ struct NodeUnkeyedDecoding: UnkeyedDecodingContainer {
 
     private var indexKey: any CodingKey { IndexKey(intValue: currentIndex) }
 
-    private mutating func next(_ type: Any.Type) throws -> (JSONNode, [any CodingKey]) {
+    /// The next element and its index.
+    private mutating func next(_ type: Any.Type) throws -> (JSONNode, Int) {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [indexKey], debugDescription: "unkeyed container is at end"))
         }
-        let path = codingPath + [indexKey]
         let node = elements[currentIndex]
         currentIndex += 1
-        return (node, path)
+        return (node, currentIndex - 1)
     }
+
+    /// The coding path of element `index` (built only when used).
+    private func path(_ index: Int) -> [any CodingKey] { codingPath + [IndexKey(intValue: index)] }
 
     mutating func decodeNil() throws -> Bool {
         guard !isAtEnd else { return false }
@@ -363,38 +368,38 @@ struct NodeUnkeyedDecoding: UnkeyedDecodingContainer {
         return false
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let (n, p) = try next(type); return try NodeDecoding.bool(n, p) }
-    mutating func decode(_ type: String.Type) throws -> String { let (n, p) = try next(type); return try NodeDecoding.string(n, p) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let (n, p) = try next(type); return try NodeDecoding.double(n, p) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let (n, p) = try next(type); return Float(try NodeDecoding.double(n, p)) }
-    mutating func decode(_ type: Int.Type) throws -> Int { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, Int.self) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, Int8.self) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, Int16.self) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, Int32.self) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, Int64.self) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, UInt.self) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, UInt8.self) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, UInt16.self) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, UInt32.self) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let (n, p) = try next(type); return try NodeDecoding.integer(n, p, UInt64.self) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { let (n, i) = try next(type); return try NodeDecoding.bool(n, path(i)) }
+    mutating func decode(_ type: String.Type) throws -> String { let (n, i) = try next(type); return try NodeDecoding.string(n, path(i)) }
+    mutating func decode(_ type: Double.Type) throws -> Double { let (n, i) = try next(type); return try NodeDecoding.double(n, path(i)) }
+    mutating func decode(_ type: Float.Type) throws -> Float { let (n, i) = try next(type); return Float(try NodeDecoding.double(n, path(i))) }
+    mutating func decode(_ type: Int.Type) throws -> Int { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int.self) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int8.self) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int16.self) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int32.self) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int64.self) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt.self) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt8.self) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt16.self) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt32.self) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt64.self) }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (n, p) = try next(type)
-        return try NodeDecoding.decode(T.self, from: n, path: p)
+        let (n, i) = try next(type)
+        return try NodeDecoding.decode(T.self, from: n, path: path(i))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let (n, p) = try next([String: Any].self)
-        return try NodeDecoder(node: n, codingPath: p).container(keyedBy: type)
+        let (n, i) = try next([String: Any].self)
+        return try NodeDecoder(node: n, codingPath: path(i)).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (n, p) = try next([Any].self)
-        return try NodeDecoder(node: n, codingPath: p).unkeyedContainer()
+        let (n, i) = try next([Any].self)
+        return try NodeDecoder(node: n, codingPath: path(i)).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let (n, p) = try next(Any.self)
-        return NodeDecoder(node: n, codingPath: p)
+        let (n, i) = try next(Any.self)
+        return NodeDecoder(node: n, codingPath: path(i))
     }
 }
 

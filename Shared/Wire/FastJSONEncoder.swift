@@ -39,7 +39,7 @@ final class EncoderState {
 
     /// Writes one complete value.
     func encodeValue<T: Encodable>(_ value: T, path: [any CodingKey]) throws {
-        if try writeSpecial(value, path: path) { return }
+        if writeSpecial(value) { return }
         levels.append(Level())
         let depth = levels.count
         try value.encode(to: FastEncoder(state: self, depth: depth, codingPath: path))
@@ -54,7 +54,7 @@ final class EncoderState {
 
     /// Dates, data, URLs and decimals have a fixed JSON form. (Type identity is checked
     /// first: a metadata comparison, much cheaper than a dynamic cast per value.)
-    func writeSpecial<T: Encodable>(_ value: T, path: [any CodingKey]) throws -> Bool {
+    func writeSpecial<T: Encodable>(_ value: T) -> Bool {
         if T.self == Date.self {
             out.string(ISOTime.format(value as! Date))
         } else if T.self == URL.self {
@@ -186,6 +186,8 @@ struct FastKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt64, forKey k: Key) throws { key(k); state.writeUnsigned(value) }
     mutating func encode<T: Encodable>(_ value: T, forKey k: Key) throws {
         key(k)
+        // A date needs no coding path (an allocation per field otherwise).
+        if state.writeSpecial(value) { return }
         try state.encodeValue(value, path: codingPath + [k])
     }
 

@@ -99,6 +99,7 @@ struct FastJSONTests {
         (#"{"name":"n"}"#, "tags"),
         (#"{"name":"n","tags":[1]}"#, "tags[0]"),
         (#"{"name":null,"tags":[]}"#, "name"),
+        (#"{"name":"n","tags":["a","b",3]}"#, "tags[2]"),
     ])
     func errorPaths(_ json: String, _ path: String) {
         do {

@@ -1,8 +1,11 @@
 // rpc-bench: request/reply throughput through the envelope + JSON path against raw libzmq
 // DEALER/ROUTER moving the same bytes, in one run, and round-trip latency at a paced rate.
 //   rpc-bench [--requests N] [--window W] [--rate R] [--seconds S] [--runs K]
+//   rpc-bench --codec: the encoding work of one round trip alone, per envelope layout
+//   rpc-bench --profile [--requests N] [--window W] [--frame json|binary]: the envelope path alone, once (for perf)
 import Foundation
 import MessagingBench
+import Messaging
 
 let args = CommandLine.arguments
 func option(_ name: String, _ fallback: Int) -> Int {
@@ -13,6 +16,26 @@ let window = option("--window", 64)
 let rate = option("--rate", 10_000)
 let seconds = option("--seconds", 5)
 let runs = option("--runs", 5)
+
+if args.contains("--codec") {
+    for frame in EnvelopeFrame.allCases {
+        _ = try codecNanosPerRoundTrip(count: 20_000, frame: frame)
+        let runs = (0..<5).map { _ in try! codecNanosPerRoundTrip(count: 100_000, frame: frame) }.sorted()
+        print(String(format: "encoding alone (%@ envelope, payload JSON both ways): %.2f µs per round trip (median of 5)",
+                     frame.rawValue, runs[2] / 1000))
+    }
+    exit(0)
+}
+
+if args.contains("--profile") {
+    let frame = args.firstIndex(of: "--frame").flatMap { EnvelopeFrame(rawValue: args[$0 + 1]) } ?? .binary
+    let rig = try EnvelopeRig(frame: frame)
+    _ = try await rig.roundTrips(count: 2_000, window: window)
+    let r = perSecond(requests, try await rig.roundTrips(count: requests, window: window))
+    print("envelope (\(frame.rawValue)) + JSON + RPCClient/RPCServer: \(r) round trips/s, window \(window), \(requests) requests")
+    await rig.close()
+    exit(0)
+}
 
 var raw: [Int] = []
 var envelope: [Int] = []

@@ -36,6 +36,9 @@ public final class ServiceRuntime: Sendable {
     public let eventLoopGroup: MultiThreadedEventLoopGroup
     /// Largest message accepted (`CHRONIR_MAX_MESSAGE_BYTES`, default 1 MiB).
     public let maxFrameBytes: Int
+    /// The layout this process sends requests in (`CHRONIR_RPC_FRAME`: `binary`, the default,
+    /// or `json` while servers older than the binary layout still run).
+    public let rpcFrame: EnvelopeFrame
     /// When the process started.
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
@@ -61,6 +64,11 @@ public final class ServiceRuntime: Sendable {
         self.logs = try LogSetup(service: service, instance: instance, environment: environment)
         self.logger = logs.logger(service)
         self.maxFrameBytes = try environment.int("CHRONIR_MAX_MESSAGE_BYTES", 1 << 20, in: 1024...(256 << 20))
+        let frame = environment.string("CHRONIR_RPC_FRAME", EnvelopeFrame.binary.rawValue)
+        guard let rpcFrame = EnvelopeFrame(rawValue: frame) else {
+            throw ServiceEnvironment.Invalid("CHRONIR_RPC_FRAME=\"\(frame)\" must be binary or json")
+        }
+        self.rpcFrame = rpcFrame
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
         if let path = environment.optional("CHRONIR_TRACE_FILE") {
@@ -91,7 +99,8 @@ public final class ServiceRuntime: Sendable {
     /// The runtime closes it when the service stops.
     public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5), maxFrameBytes: Int? = nil) throws -> RPCClient {
         let client = try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
-                                   telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes)
+                                   telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
+                                   frame: rpcFrame)
         return owning(client, "rpc client to \(service.rawValue)") { await $0.close() }
     }
 
