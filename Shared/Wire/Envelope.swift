@@ -1,7 +1,8 @@
 import Foundation
 
-/// The JSON envelope every ZeroMQ message carries (one frame; schema in
-/// `proto/envelope.v1.schema.json`):
+/// The envelope every ZeroMQ message carries (one frame; JSON schema in
+/// `proto/envelope.v1.schema.json`, the binary layout of requests and replies in
+/// `proto/envelope-binary.md`, see ``EnvelopeFrame``):
 ///
 /// `{id, type, version, occurredAt, source, actor, headers {traceparent, tracestate, …},
 /// correlationId?, payload}`.
