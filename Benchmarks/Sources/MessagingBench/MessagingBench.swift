@@ -22,13 +22,13 @@ public struct Echo: RPCMethod {
 public let sampleRequest = Echo.Request(alarmId: "01a2aa2c-6f4e-7f55-9c1b-1f2d3e4f5a6b", title: "Change HVAC Filter",
                                  scheduledDate: Date(timeIntervalSince1970: 1_772_355_600), count: 1)
 
-/// The exact frames the envelope path sends, for the raw baseline.
+/// The exact frames the envelope path sends (the binary layout), for the raw baseline.
 public func sampleFrames() -> (request: [UInt8], reply: [UInt8]) {
     let payload = try! JSONCoding.encode(sampleRequest)
     let request = Envelope(type: Echo.type, source: "bench/1", actor: "user-1",
                            headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "deadline": "1900000000000"],
-                           payload: payload).encoded()
-    let reply = Envelope(type: ReplyType.success, source: "bench/2", correlationId: UUIDv7.string(), payload: payload).encoded()
+                           payload: payload).encoded(as: .binary)
+    let reply = Envelope(type: ReplyType.success, source: "bench/2", correlationId: UUIDv7.string(), payload: payload).encoded(as: .binary)
     return ([UInt8](request), [UInt8](reply))
 }
 
