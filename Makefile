@@ -11,7 +11,10 @@ build:
 	scripts/deps.sh
 	swift build
 
+# The cached build plan of Benchmarks/ lists the root package's files as they were: drop it, so a
+# file added to the root package is compiled (SwiftPM does not notice it through the path dependency).
 benchmarks:
+	rm -f Benchmarks/.build/*/description.json
 	cd Benchmarks && swift package --disable-sandbox benchmark && swift build -c release --product rpc-bench && .build/release/rpc-bench
 
 clean:
