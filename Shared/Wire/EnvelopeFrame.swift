@@ -34,16 +34,17 @@ extension Envelope {
     private static let actorFlag: UInt8 = 1
     private static let correlationFlag: UInt8 = 2
 
-    /// The binary layout; nil when a string is longer than its 16-bit length allows (the
-    /// caller then sends JSON, which every receiver reads too).
+    /// The binary layout; nil when a string is longer than its 16-bit length allows, or the
+    /// version does not fit its 32 bits (the caller then sends JSON, which every receiver reads).
     func encodedBinary() -> Data? {
+        guard (0...Int(UInt32.max)).contains(version) else { return nil }
         var size = 16 + id.utf8.count + type.utf8.count + source.utf8.count + payload.count
         size += (actor?.utf8.count ?? 0) + (correlationId?.utf8.count ?? 0) + 2
         for (k, v) in headers { size += 4 + k.utf8.count + v.utf8.count }
         var w = BinaryFrameWriter(capacity: size + 16)
         w.byte(EnvelopeFrame.binaryMarker)
         w.byte((actor == nil ? 0 : Self.actorFlag) | (correlationId == nil ? 0 : Self.correlationFlag))
-        w.uint32(UInt32(truncatingIfNeeded: version))
+        w.uint32(UInt32(version))
         w.int64(Int64((occurredAt.timeIntervalSince1970 * 1000).rounded(.toNearestOrEven)))
         guard headers.count <= Int(UInt16.max), w.string(id), w.string(type), w.string(source) else { return nil }
         if let actor, !w.string(actor) { return nil }
@@ -61,6 +62,9 @@ extension Envelope {
         try data.withUnsafeBytes { raw -> Envelope in
             var r = BinaryFrameReader(bytes: raw, at: 1)
             let flags = try r.byte("flags")
+            guard flags & ~(actorFlag | correlationFlag) == 0 else {
+                throw EnvelopeError(reason: "binary envelope has unknown flags \(flags)")
+            }
             let version = Int(try r.uint32("version"))
             let occurred = try r.int64("occurredAt")
             let id = try r.string("id")

@@ -63,6 +63,19 @@ struct EnvelopeFrameTests {
         #expect(throws: EnvelopeError.self) { try Envelope.decode(Data(frame)) }
         let empty = Envelope(type: "", source: "s", payload: Data("{}".utf8)).encoded(as: .binary)
         #expect(throws: EnvelopeError.self) { try Envelope.decode(empty) }
+        // A flag this reader does not know.
+        var flagged = [UInt8](Envelope(type: "t.x", source: "s", payload: Data("{}".utf8)).encoded(as: .binary))
+        flagged[1] |= 0x80
+        #expect(throws: EnvelopeError.self) { try Envelope.decode(Data(flagged)) }
+    }
+
+    @Test("a version beyond 32 bits is sent as JSON and kept exactly")
+    func wideVersion() throws {
+        for version in [-1, Int(UInt32.max) + 1] {
+            let frame = Envelope(type: "t.x", version: version, source: "s", payload: Data("{}".utf8)).encoded(as: .binary)
+            #expect(EnvelopeFrame.of(frame) == .json)
+            #expect(try Envelope.decode(frame).version == version)
+        }
     }
 
     @Test("a server answers in the layout of the request; clients of either layout are served")

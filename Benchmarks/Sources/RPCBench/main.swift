@@ -9,7 +9,7 @@ import Messaging
 
 let args = CommandLine.arguments
 func option(_ name: String, _ fallback: Int) -> Int {
-    args.firstIndex(of: name).flatMap { Int(args[$0 + 1]) } ?? fallback
+    args.firstIndex(of: name).flatMap { $0 + 1 < args.count ? Int(args[$0 + 1]) : nil } ?? fallback
 }
 let requests = option("--requests", 40_000)
 let window = option("--window", 64)
@@ -28,7 +28,7 @@ if args.contains("--codec") {
 }
 
 if args.contains("--profile") {
-    let frame = args.firstIndex(of: "--frame").flatMap { EnvelopeFrame(rawValue: args[$0 + 1]) } ?? .binary
+    let frame = args.firstIndex(of: "--frame").flatMap { $0 + 1 < args.count ? EnvelopeFrame(rawValue: args[$0 + 1]) : nil } ?? .binary
     let rig = try EnvelopeRig(frame: frame)
     _ = try await rig.roundTrips(count: 2_000, window: window)
     let r = perSecond(requests, try await rig.roundTrips(count: requests, window: window))
