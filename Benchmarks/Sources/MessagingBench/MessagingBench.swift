@@ -22,12 +22,17 @@ public struct Echo: RPCMethod {
 public let sampleRequest = Echo.Request(alarmId: "01a2aa2c-6f4e-7f55-9c1b-1f2d3e4f5a6b", title: "Change HVAC Filter",
                                  scheduledDate: Date(timeIntervalSince1970: 1_772_355_600), count: 1)
 
+/// A request envelope as `RPCClient` builds it for `payload` (trace context and deadline headers).
+func sampleEnvelope(payload: Data) -> Envelope {
+    Envelope(type: Echo.type, source: "bench/1", actor: "user-1",
+             headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "deadline": "1900000000000"],
+             payload: payload)
+}
+
 /// The exact frames the envelope path sends (the binary layout), for the raw baseline.
 public func sampleFrames() -> (request: [UInt8], reply: [UInt8]) {
     let payload = try! JSONCoding.encode(sampleRequest)
-    let request = Envelope(type: Echo.type, source: "bench/1", actor: "user-1",
-                           headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "deadline": "1900000000000"],
-                           payload: payload).encoded(as: .binary)
+    let request = sampleEnvelope(payload: payload).encoded(as: .binary)
     let reply = Envelope(type: ReplyType.success, source: "bench/2", correlationId: UUIDv7.string(), payload: payload).encoded(as: .binary)
     return ([UInt8](request), [UInt8](reply))
 }
@@ -199,9 +204,7 @@ public func codecNanosPerRoundTrip(count: Int, frame: EnvelopeFrame) throws -> D
     var check = 0
     for _ in 0..<count {
         let payload = try JSONCoding.encode(sampleRequest)
-        let request = Envelope(type: Echo.type, source: "bench/1", actor: "user-1",
-                               headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-                                         "deadline": "1900000000000"], payload: payload).encoded(as: frame)
+        let request = sampleEnvelope(payload: payload).encoded(as: frame)
         let received = try Envelope.decode(request)
         let echoed = try JSONCoding.decoder().decode(Echo.Request.self, from: received.payload)
         let reply = Envelope(type: ReplyType.success, source: "bench/2", correlationId: received.id,
