@@ -59,9 +59,16 @@ public struct OutboxWriter: Sendable {
 
     /// Prepared envelopes as the rows of this writer's outbox, for a statement that inserts
     /// them alongside other changes (`\(outboxInsert: rows)` inside a `WITH … AS (…)`).
+    /// Inside ``Database/transaction(isolation:_:)`` the relay remembers them once it commits,
+    /// and sends them without reading them back.
     public func rows(_ envelopes: [Envelope]) -> OutboxRows {
-        OutboxRows(stream: stream, ids: envelopes.map(\.id), types: envelopes.map(\.type),
-                   bodies: envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) })
+        let encoded = envelopes.map { $0.encoded() }
+        let ids = envelopes.map(\.id)
+        if let relay, let hooks = CommitHooks.current, !ids.isEmpty {
+            hooks.afterCommit { relay.bodies.remember(ids: ids, bodies: encoded) }
+        }
+        return OutboxRows(stream: stream, ids: ids, types: envelopes.map(\.type),
+                          bodies: encoded.map { String(decoding: $0, as: UTF8.self) })
     }
 
     /// Runs `body` in a transaction of the outbox's database and, once it commits, wakes the

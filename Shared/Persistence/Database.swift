@@ -55,23 +55,29 @@ public final class Database: Service, Sendable {
         var attempt = 1
         while true {
             do {
-                return try await client.withConnection { connection in
-                    try Self.ensureOpen(connection)
-                    try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
-                    do {
-                        let value = try await body(connection)
+                // After-commit work of this attempt only (see ``CommitHooks``).
+                let hooks = CommitHooks()
+                let value = try await CommitHooks.$current.withValue(hooks) {
+                    try await client.withConnection { connection in
                         try Self.ensureOpen(connection)
-                        try await connection.query("COMMIT", logger: logger)
-                        return value
-                    } catch {
-                        // A closed connection has no transaction left to roll back (the server
-                        // ended it), and a statement sent on it would never be answered.
-                        if !connection.isClosed && !Self.isConnectionLoss(error) {
-                            _ = try? await connection.query("ROLLBACK", logger: logger)
+                        try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
+                        do {
+                            let value = try await body(connection)
+                            try Self.ensureOpen(connection)
+                            try await connection.query("COMMIT", logger: logger)
+                            return value
+                        } catch {
+                            // A closed connection has no transaction left to roll back (the server
+                            // ended it), and a statement sent on it would never be answered.
+                            if !connection.isClosed && !Self.isConnectionLoss(error) {
+                                _ = try? await connection.query("ROLLBACK", logger: logger)
+                            }
+                            throw error
                         }
-                        throw error
                     }
                 }
+                hooks.run()
+                return value
             } catch let error as PSQLError where attempt < 3 && Self.isRetryable(error) {
                 logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "sqlState": "\(error.serverInfo?[.sqlState] ?? "")"])
                 attempt += 1

@@ -211,5 +211,6 @@ enum AlarmsMigrations {
         Migration(8, "drop the completions index the unique constraint duplicates", [
             "DROP INDEX IF EXISTS completions_alarm_scheduled",
         ]),
+        OutboxSchema.burstSettings(9, tables: ["outbox", "alarms", "completions", "feed_entries", "feed_heads", "analytics_events"]),
     ]
 }

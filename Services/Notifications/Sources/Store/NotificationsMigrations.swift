@@ -79,5 +79,6 @@ enum NotificationsMigrations {
             "ALTER TABLE inbox ALTER COLUMN body SET STATISTICS 0",
             "ALTER TABLE deliveries ALTER COLUMN content SET STATISTICS 0",
         ]),
+        OutboxSchema.burstSettings(4, tables: ["outbox", "inbox", "deliveries", "attempts"]),
     ]
 }

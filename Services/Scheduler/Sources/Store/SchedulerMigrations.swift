@@ -82,5 +82,6 @@ enum SchedulerMigrations {
         Migration(5, "fires remember the event that announced them, so a fire announced early can be withdrawn", [
             "ALTER TABLE fires ADD COLUMN event_id text",
         ]),
+        OutboxSchema.burstSettings(6, tables: ["outbox", "alarms", "timers", "fires"]),
     ]
 }

@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+
+/// The envelopes this process committed to its outbox, by event id, so the relay sends them
+/// without reading them back from PostgreSQL.
+///
+/// ``OutboxWriter/rows(_:)`` remembers a transaction's envelopes once it commits (through
+/// ``CommitHooks``); the relay takes them when it numbers their rows and reads from the table
+/// only those it does not find: rows another process wrote (a scheduler replica), rows left
+/// from before a restart, rows numbered before the hook ran. An event id is written once, so a
+/// remembered envelope is the committed one. Bounded: it keeps two generations of about
+/// `capacity / 2` entries and drops the older one whole when the newer one fills (entries the
+/// relay never takes, from a transaction PostgreSQL rolled back without an error, age out).
+final class RelayBodyCache: Sendable {
+    private struct State {
+        var current: [String: Data] = [:]
+        var previous: [String: Data] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let generation: Int
+
+    init(capacity: Int) {
+        generation = max(1, capacity / 2)
+    }
+
+    /// Remembers committed envelopes (`bodies[i]` is the envelope of event `ids[i]`).
+    func remember(ids: [String], bodies: [Data]) {
+        state.withLock { s in
+            for (id, body) in zip(ids, bodies) {
+                s.current[id] = body
+                if s.current.count >= generation {
+                    s.previous = s.current
+                    s.current = [:]
+                }
+            }
+        }
+    }
+
+    /// The remembered envelopes of `ids`, in order (nil where none), each forgotten as taken.
+    func take(_ ids: [String]) -> [Data?] {
+        state.withLock { s in
+            ids.map { s.current.removeValue(forKey: $0) ?? s.previous.removeValue(forKey: $0) }
+        }
+    }
+
+    /// How many envelopes are remembered.
+    var count: Int { state.withLock { $0.current.count + $0.previous.count } }
+}
