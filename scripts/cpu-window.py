@@ -6,7 +6,9 @@
 Waits until one second before the instant, reads /proc every 100 ms until SECONDS_AFTER past it,
 and prints, per window, the CPU seconds each process group used (postgres, each service,
 chronirctl, other) and how much of the machine stayed idle. A window whose busy seconds equal
-its wall time × cores was CPU-bound. Linux only (reads /proc)."""
+its wall time × cores was CPU-bound. A last line adds what processes that exited within the
+window used (PostgreSQL's autovacuum workers, closed backends), which the windows leave out.
+Linux only (reads /proc)."""
 import os
 import sys
 import time
@@ -66,6 +68,21 @@ def main():
         wall = b["t"] - a["t"]
         parts = " ".join(f"{k} {v:.2f}" for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.005)
         print(f"[{lo:+5.1f} s, {hi:+5.1f} s]  wall {wall:5.2f}  busy {sum(used.values()):5.2f}  idle {b['idle'] - a['idle']:5.2f}   {parts}")
+    # The processes the windows above leave out: those that exited before the window's end
+    # (PostgreSQL's autovacuum workers, backends of closed connections), up to their last sample.
+    a, b = nearest(instant), nearest(instant + after)
+    last = {}
+    for r in rows:
+        if a["t"] <= r["t"] <= b["t"]:
+            for pid, v in r["pids"].items():
+                if pid not in b["pids"]:
+                    last[pid] = v
+    gone = {}
+    for pid, (name, cpu) in last.items():
+        before = a["pids"].get(pid)
+        gone[name] = gone.get(name, 0.0) + max(0.0, cpu - (before[1] if before and before[0] == name else 0.0))
+    parts = " ".join(f"{k} {v:.2f}" for k, v in sorted(gone.items(), key=lambda kv: -kv[1]) if v >= 0.005) or "none"
+    print(f"exited within [+0.0 s, {after:+.1f} s] (not in the lines above): {parts}")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,11 @@ public final class OutboxRelay: Service, Sendable {
                 do {
                     var more = true
                     while more && !Task.isCancelled {
-                        more = try await self.relayBatch() == self.batchSize
+                        // A statement written on a connection that closed in between is never
+                        // answered (see `Database.ensureOpen`); a relay stuck on one would publish
+                        // nothing again. Given up after the deadline, a batch that still commits
+                        // later is a gap its consumers fill by replay.
+                        more = try await withDeadline(.seconds(30)) { try await self.relayBatch() } == self.batchSize
                     }
                     if clock.now >= nextHeartbeat {
                         try await self.heartbeat()
@@ -93,8 +97,8 @@ public final class OutboxRelay: Service, Sendable {
             // numbers the oldest unnumbered rows, moves the head and returns their event ids. The
             // lock is taken in a statement of its own so the numbering statement's snapshot, taken
             // after it, sees every row another relay numbered before letting go of the lock. The
-            // envelopes come from memory (``RelayBodyCache``); those this process did not write
-            // are read in one more statement.
+            // envelopes come from memory (``RelayBodyCache``); a fifth round trip reads those that
+            // are not there (another process wrote them, a restart, the bounded cache let go).
             let last = try await RowLock.value("SELECT last_seq FROM outbox_streams WHERE stream = \(stream) FOR UPDATE",
                                                creating: "INSERT INTO outbox_streams (stream) VALUES (\(stream)) ON CONFLICT DO NOTHING",
                                                on: connection, logger: logger)

@@ -79,7 +79,7 @@ public enum OutboxSchema {
             BEGIN
                 FOREACH t IN ARRAY ARRAY[\(list)]::regclass[] LOOP
                     FOR c IN SELECT attname FROM pg_attribute
-                             WHERE attrelid = t AND attnum > 0 AND NOT attisdropped AND attstattarget <> 0 LOOP
+                             WHERE attrelid = t AND attnum > 0 AND NOT attisdropped AND attstattarget IS DISTINCT FROM 0 LOOP
                         EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET STATISTICS \(target)', t, c);
                     END LOOP;
                 END LOOP;

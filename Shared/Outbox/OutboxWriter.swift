@@ -62,13 +62,13 @@ public struct OutboxWriter: Sendable {
     /// Inside ``Database/transaction(isolation:_:)`` the relay remembers them once it commits,
     /// and sends them without reading them back.
     public func rows(_ envelopes: [Envelope]) -> OutboxRows {
-        let encoded = envelopes.map { $0.encoded() }
         let ids = envelopes.map(\.id)
+        let bodies = envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) }
         if let relay, let hooks = CommitHooks.current, !ids.isEmpty {
-            hooks.afterCommit { relay.bodies.remember(ids: ids, bodies: encoded) }
+            // The bytes of the very strings bound, so memory and table agree byte for byte.
+            hooks.afterCommit { relay.bodies.remember(ids: ids, bodies: bodies.map { Data($0.utf8) }) }
         }
-        return OutboxRows(stream: stream, ids: ids, types: envelopes.map(\.type),
-                          bodies: encoded.map { String(decoding: $0, as: UTF8.self) })
+        return OutboxRows(stream: stream, ids: ids, types: envelopes.map(\.type), bodies: bodies)
     }
 
     /// Runs `body` in a transaction of the outbox's database and, once it commits, wakes the

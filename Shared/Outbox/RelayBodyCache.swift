@@ -9,8 +9,10 @@ import Synchronization
 /// only those it does not find: rows another process wrote (a scheduler replica), rows left
 /// from before a restart, rows numbered before the hook ran. An event id is written once, so a
 /// remembered envelope is the committed one. Bounded: it keeps two generations of about
-/// `capacity / 2` entries and drops the older one whole when the newer one fills (entries the
-/// relay never takes, from a transaction PostgreSQL rolled back without an error, age out).
+/// `capacity / 2` entries and drops the older one whole when the newer one fills: entries the
+/// relay never takes (rows another replica numbered, a transaction PostgreSQL rolled back
+/// without an error) age out, and a single commit of more than a generation keeps only its last
+/// ones (the others are read from the table). The bound counts envelopes, not bytes.
 final class RelayBodyCache: Sendable {
     private struct State {
         var current: [String: Data] = [:]
