@@ -22,10 +22,12 @@ public func withDeadline<T: Sendable>(_ limit: Duration, _ operation: @escaping 
                 do { outcome.finish(.success(try await operation())) } catch { outcome.finish(.failure(error)) }
             }
             outcome.started(work)
-            Task {
-                try? await Task.sleep(for: limit)
+            // Cancelled once the operation answers, so no timer outlives its call (a relay
+            // calls this for every batch).
+            outcome.timing(Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
                 outcome.finish(.failure(DeadlineExceeded(limit: limit)))
-            }
+            })
         }
     } onCancel: {
         // The caller was cancelled: answer at once, as a cancelled call would.
@@ -38,6 +40,7 @@ private final class DeadlineOutcome<T: Sendable>: Sendable {
         var continuation: CheckedContinuation<T, any Error>?
         var done = false
         var work: Task<Void, Never>?
+        var timer: Task<Void, Never>?
     }
     private let state = Mutex(State())
 
@@ -59,17 +62,26 @@ private final class DeadlineOutcome<T: Sendable>: Sendable {
         if cancel { work.cancel() }
     }
 
+    func timing(_ timer: Task<Void, Never>) {
+        let cancel = state.withLock { s -> Bool in
+            s.timer = timer
+            return s.done
+        }
+        if cancel { timer.cancel() }
+    }
+
     /// Resumes the caller with `result` unless it already was; the operation is cancelled when
-    /// it is not what answered.
+    /// it is not what answered, and the timer always.
     func finish(_ result: Result<T, any Error>) {
-        let (c, work) = state.withLock { s -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?) in
-            guard !s.done else { return (nil, nil) }
+        let (c, work, timer) = state.withLock { s -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?, Task<Void, Never>?) in
+            guard !s.done else { return (nil, nil, nil) }
             s.done = true
             let c = s.continuation
             s.continuation = nil
-            return (c, s.work)
+            return (c, s.work, s.timer)
         }
         c?.resume(with: result)
         if case .failure = result { work?.cancel() }
+        timer?.cancel()
     }
 }
