@@ -4,7 +4,8 @@ import Persistence
 import PostgresNIO
 
 /// The SQL of listing alarms: the filtered pages of `GET /v1/alarms` and the active alarms a
-/// calendar shows.
+/// calendar shows. Sharing is tested as `shared_with @> ARRAY[user]`, the form the GIN index
+/// `alarms_shared_with` answers (`user = ANY(shared_with)` means the same and reads every row).
 extension AlarmStore {
     /// Whose alarms a list covers (`AlarmListQuery.scope`).
     enum ListScope: Sendable {
@@ -33,12 +34,19 @@ extension AlarmStore {
     /// the previous page; nil date: that alarm had none); at most `limit` rows.
     func list(for user: String, scope: ListScope, active: Bool?, when: ListWhen?, type: String?, title: String?,
               after: (nextFireDate: Date?, id: String)?, limit: Int) async throws -> [Alarm] {
+        try await AlarmRow.decodeAll(database.query(Self.listQuery(for: user, scope: scope, active: active, when: when, type: type,
+                                                                   title: title, after: after, limit: limit)))
+    }
+
+    /// The statement of ``list(for:scope:active:when:type:title:after:limit:)``.
+    static func listQuery(for user: String, scope: ListScope, active: Bool?, when: ListWhen?, type: String?, title: String?,
+                          after: (nextFireDate: Date?, id: String)?, limit: Int) throws -> PostgresQuery {
         var q = try ConditionalQuery("SELECT \(AlarmRow.columns) FROM alarms WHERE deleted_at IS NULL")
         switch scope {
-        case .all: try q.and("(owner_id = {} OR {} = ANY(shared_with))", user, user)
+        case .all: try q.and("(owner_id = {} OR shared_with @> ARRAY[{}::text])", user, user)
         case .mine: try q.and("owner_id = {}", user)
-        case .shared: try q.and("{} = ANY(shared_with)", user)
-        case .group(let g): try q.and("group_id = {} AND (owner_id = {} OR {} = ANY(shared_with))", g, user, user)
+        case .shared: try q.and("shared_with @> ARRAY[{}::text]", user)
+        case .group(let g): try q.and("group_id = {} AND (owner_id = {} OR shared_with @> ARRAY[{}::text])", g, user, user)
         }
         if active == true { try q.and("is_active") }
         if active == false { try q.and("NOT is_active") }
@@ -61,7 +69,7 @@ extension AlarmStore {
             }
         }
         try q.append("ORDER BY next_fire_date ASC NULLS LAST, id ASC LIMIT {}", limit)
-        return try await AlarmRow.decodeAll(database.query(q.query))
+        return q.query
     }
 
     /// The live, active alarms `user` owns or shares, soonest first (nulls last, then id), at
@@ -69,7 +77,7 @@ extension AlarmStore {
     func activeAlarms(visibleTo user: String, on c: PostgresConnection) async throws -> [Alarm] {
         try await AlarmRow.decodeAll(c.query("""
             SELECT \(unescaped: AlarmRow.columns) FROM alarms
-            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR \(user) = ANY(shared_with))
+            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
             ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
             """, logger: logger))
     }
@@ -78,7 +86,7 @@ extension AlarmStore {
     func activeAlarms(visibleTo user: String) async throws -> [Alarm] {
         try await AlarmRow.decodeAll(database.query("""
             SELECT \(unescaped: AlarmRow.columns) FROM alarms
-            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR \(user) = ANY(shared_with))
+            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
             ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
             """))
     }

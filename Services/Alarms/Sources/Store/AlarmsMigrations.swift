@@ -212,5 +212,23 @@ enum AlarmsMigrations {
             "DROP INDEX IF EXISTS completions_alarm_scheduled",
         ]),
         OutboxSchema.burstSettings(9, tables: ["outbox", "alarms", "completions", "feed_entries", "feed_heads", "analytics_events"]),
+        // A mark changes an alarm's next fire date, activity, version and times, a fire its last
+        // fire date, a feed bump each member's entry number and head. With none of those
+        // indexed (or in an index's predicate) and room left on the page, PostgreSQL writes the
+        // new version beside the old one and adds no index entry (a HOT update): before, every
+        // mark wrote a new entry in each of the alarm's seven indexes, the GIN one included, and
+        // one in each of the feed entry's two. The lists the dropped indexes ordered filter by
+        // owner, group or sharer (`alarms_owner_created`, `alarms_group`, the GIN index) and sort
+        // that user's alarms; the feed reads one user's entries by primary key and sorts them.
+        Migration(10, "marks, fires and feed bumps update rows in place: no index on what they change", [
+            "DROP INDEX IF EXISTS alarms_owner_next",
+            "DROP INDEX IF EXISTS alarms_owner_active_next",
+            "DROP INDEX IF EXISTS alarms_group_next",
+            "CREATE INDEX IF NOT EXISTS alarms_group ON alarms (group_id) WHERE deleted_at IS NULL AND group_id IS NOT NULL",
+            "DROP INDEX IF EXISTS feed_entries_user_seq",
+            "ALTER TABLE alarms SET (fillfactor = 70)",
+            "ALTER TABLE feed_entries SET (fillfactor = 70)",
+            "ALTER TABLE feed_heads SET (fillfactor = 50)",
+        ]),
     ]
 }

@@ -83,5 +83,14 @@ enum SchedulerMigrations {
             "ALTER TABLE fires ADD COLUMN event_id text",
         ]),
         OutboxSchema.burstSettings(6, tables: ["outbox", "alarms", "timers", "fires"]),
+        // Every timer a completion or a fire schedules was also entered in `timers_due`, which
+        // only the status page's count of timers due within the horizon read; that count now
+        // takes `timers_partition_due` one partition at a time. The read model's rows, which
+        // every alarm change rewrites and whose only index is the key, keep room on their page
+        // so the new version goes beside the old one (a HOT update).
+        Migration(7, "drop the timers index only the status count read; room on the read model's pages", [
+            "DROP INDEX IF EXISTS timers_due",
+            "ALTER TABLE alarms SET (fillfactor = 70)",
+        ]),
     ]
 }

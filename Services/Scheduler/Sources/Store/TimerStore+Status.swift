@@ -38,13 +38,15 @@ extension TimerStore {
     }
 
     /// Counts across the tables: partitions unowned or with an expired lease, pending timers
-    /// (all, and those due within the horizon) and fires of the last minute.
+    /// (all, and those due within the horizon: by `timers_partition_due`, one range per
+    /// partition) and fires of the last minute.
     func statusCounts() async throws -> (unownedPartitions: Int, timers: Int, timersInHorizon: Int, firesLastMinute: Int) {
         let horizon = config.horizon.seconds
         let counts = try await database.query("""
             SELECT (SELECT count(*)::int FROM leases WHERE owner IS NULL OR expires_at < now()),
                    (SELECT count(*)::int FROM timers),
-                   (SELECT count(*)::int FROM timers WHERE due_at < now() + make_interval(secs => \(horizon))),
+                   (SELECT count(*)::int FROM timers WHERE partition = ANY(ARRAY(SELECT partition FROM leases))
+                        AND due_at < now() + make_interval(secs => \(horizon))),
                    (SELECT count(*)::int FROM fires WHERE fired_at > now() - interval '1 minute')
             """)
         var unowned = 0, timers = 0, inHorizon = 0, fires = 0
