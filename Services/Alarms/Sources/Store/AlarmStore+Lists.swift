@@ -75,20 +75,21 @@ extension AlarmStore {
     /// The live, active alarms `user` owns or shares, soonest first (nulls last, then id), at
     /// most 5 000: what a calendar of theirs shows.
     func activeAlarms(visibleTo user: String, on c: PostgresConnection) async throws -> [Alarm] {
-        try await AlarmRow.decodeAll(c.query("""
-            SELECT \(unescaped: AlarmRow.columns) FROM alarms
-            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
-            ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
-            """, logger: logger))
+        try await AlarmRow.decodeAll(c.query(Self.activeAlarmsQuery(visibleTo: user), logger: logger))
     }
 
     /// ``activeAlarms(visibleTo:on:)`` outside a transaction.
     func activeAlarms(visibleTo user: String) async throws -> [Alarm] {
-        try await AlarmRow.decodeAll(database.query("""
-            SELECT \(unescaped: AlarmRow.columns) FROM alarms
-            WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
-            ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
-            """))
+        try await AlarmRow.decodeAll(database.query(Self.activeAlarmsQuery(visibleTo: user)))
+    }
+
+    /// The statement of ``activeAlarms(visibleTo:on:)``.
+    static func activeAlarmsQuery(visibleTo user: String) -> PostgresQuery {
+        """
+        SELECT \(unescaped: AlarmRow.columns) FROM alarms
+        WHERE deleted_at IS NULL AND is_active AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
+        ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
+        """
     }
 
     /// The live, active alarms of `group`, soonest first (nulls last, then id), at most 5 000:
