@@ -19,6 +19,15 @@ struct FencingTests {
         return TimerStore(database: db, config: config, outbox: outbox, instance: instance)
     }
 
+    /// Runs `body` on a new database with the scheduler schema migrated.
+    func withScheduler(_ label: String, _ body: (Database) async throws -> Void) async throws {
+        let url = try await TestDatabase.create(label)
+        try await withDatabase(url: url, schema: "scheduler") { db in
+            _ = try await Migrator(database: db).migrate(SchedulerMigrations.all)
+            try await body(db)
+        }
+    }
+
     func timerIDs(_ db: Database, alarm: String) async throws -> [Int64] {
         try await db.query("SELECT id FROM timers WHERE alarm_id = \(alarm) AND kind = 'fire'").all(Int64.self)
     }
@@ -32,9 +41,7 @@ struct FencingTests {
 
     @Test("a stale epoch records nothing; the current owner records once; repeats record nothing")
     func fencing() async throws {
-        let url = try await TestDatabase.create("fence")
-        try await withDatabase(url: url, schema: "scheduler") { db in
-            _ = try await Migrator(database: db).migrate(SchedulerMigrations.all)
+        try await withScheduler("fence") { db in
             let all = (0..<256).map(Int32.init)
             try await db.query("INSERT INTO leases (partition) SELECT unnest(\(all)::int[])")
             let alarm = "fence-0"
@@ -69,9 +76,7 @@ struct FencingTests {
 
     @Test("re-creating a timer for an occurrence that already fired does not fire it again")
     func duplicateTimer() async throws {
-        let url = try await TestDatabase.create("fence-dup")
-        try await withDatabase(url: url, schema: "scheduler") { db in
-            _ = try await Migrator(database: db).migrate(SchedulerMigrations.all)
+        try await withScheduler("fence-dup") { db in
             let all = (0..<256).map(Int32.init)
             try await db.query("INSERT INTO leases (partition, owner, epoch, expires_at) SELECT unnest(\(all)::int[]), 'A', 1, now() + interval '1 minute'")
             let owned = Dictionary(uniqueKeysWithValues: (0..<256).map { ($0, Int64(1)) })

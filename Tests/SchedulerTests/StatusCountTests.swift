@@ -10,9 +10,7 @@ import Testing
 extension FencingTests {
     @Test("the status counts every timer of every partition, and those due within the horizon")
     func statusCounts() async throws {
-        let url = try await TestDatabase.create("status-counts")
-        try await withDatabase(url: url, schema: "scheduler") { db in
-            _ = try await Migrator(database: db).migrate(SchedulerMigrations.all)
+        try await withScheduler("status-counts") { db in
             let all = (0..<256).map(Int32.init)
             // Half the partitions owned, half never taken: the count covers both.
             try await db.query("""
