@@ -14,7 +14,7 @@
 #   6. tears everything down (containers, volume, network).
 # Timings are printed per step. The OTel collector and Jaeger images cannot be fetched here,
 # so the stack runs without them (CHRONIR_OTLP_ENDPOINT empty).
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PODMAN_WORK=${CHRONIR_PODMAN_WORK:-$ROOT/.run/podman}
@@ -23,7 +23,10 @@ PROJECT=${CHRONIR_COMPOSE_PROJECT:-chronirct}
 PORT=${CHRONIR_COMPOSE_TEST_PORT:-18080}
 START=$(date +%s)
 step() { echo "compose-test [$(( $(date +%s) - START )) s] $*"; }
-fail() { echo "compose-test FAILED: $*" >&2; exit 1; }
+# Why the run failed, repeated as the last line after the teardown's logs (CI shows the tail).
+REASON=""
+fail() { REASON="$*"; echo "compose-test FAILED: $*" >&2; exit 1; }
+trap 'rc=$?; [ -n "$REASON" ] || REASON="line $LINENO: \"$BASH_COMMAND\" exited $rc"' ERR
 
 # shellcheck source=scripts/podman-setup.sh
 source scripts/podman-setup.sh
@@ -88,7 +91,7 @@ teardown() {
     step "teardown"
     dc down -v --remove-orphans >/dev/null 2>&1 || true
     podman_stop_helpers
-    step "done (exit $rc)"
+    step "done (exit $rc)${REASON:+: $REASON}"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
@@ -142,7 +145,17 @@ scaled_run() {
     local pid=$!
     sleep 15
     step "scale scheduler to $replicas while the run's alarms are pending"
-    dc up -d --no-build --no-recreate --scale "scheduler=$replicas" scheduler >/dev/null 2>&1
+    # `up --scale` converges on the count, so a failed call (the Docker API over podman's
+    # socket timing out on a loaded machine) is simply made again; its output is kept and
+    # shown when every try failed (a bare `set -e` exit here once left no trace in CI).
+    local try
+    for try in 1 2 3; do
+        dc up -d --no-build --no-recreate --scale "scheduler=$replicas" scheduler > "$PODMAN_WORK/scale-$label.txt" 2>&1 && break
+        echo "  scale to $replicas: try $try failed:" >&2
+        sed 's/^/    /' "$PODMAN_WORK/scale-$label.txt" >&2
+        [ "$try" -lt 3 ] || { kill "$pid" 2>/dev/null || true; fail "docker-compose could not scale the scheduler to $replicas"; }
+        sleep 3
+    done
     await_healthy scheduler "$replicas"
     step "scheduler replicas: $(podman ps --filter "label=com.docker.compose.service=scheduler" --format '{{.Names}}' | tr '\n' ' ')"
     wait "$pid" || { cat "$PODMAN_WORK/load-$label.txt"; fail "fires across the scale to $replicas"; }
