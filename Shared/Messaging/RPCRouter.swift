@@ -39,6 +39,17 @@ public struct RPCContext: Sendable {
     }
 }
 
+/// Where a server runs a handler.
+public enum HandlerPlacement: Sendable {
+    /// On the global concurrent executor (the default): any handler.
+    case pool
+    /// On the server socket's own thread, like the request's decoding and its reply: no thread
+    /// hop to start the request or to send its answer. Only for handlers that compute little
+    /// and mostly wait (a statement, a batch): while one of its jobs runs the socket reads and
+    /// sends nothing.
+    case socketThread
+}
+
 /// The table of message types a server answers, built before the server starts.
 public struct RPCRouter: Sendable {
     /// A handler: takes the request, returns the reply payload (raw JSON), or nil for a
@@ -47,14 +58,18 @@ public struct RPCRouter: Sendable {
 
     private(set) var handlers: [String: RawHandler] = [:]
     private(set) var access: [String: MethodAccess] = [:]
+    private(set) var placements: [String: HandlerPlacement] = [:]
 
     public init() {}
 
     /// Registers a typed handler for `method`.
+    /// `placement`: where the handler runs (``HandlerPlacement``).
     public mutating func on<M: RPCMethod>(
-        _ method: M.Type, _ handler: @escaping @Sendable (M.Request, RPCContext) async throws -> M.Response
+        _ method: M.Type, placement: HandlerPlacement = .pool,
+        _ handler: @escaping @Sendable (M.Request, RPCContext) async throws -> M.Response
     ) {
         access[M.type] = M.access
+        placements[M.type] = placement
         handlers[M.type] = { context in
             let request: M.Request
             do {
@@ -67,8 +82,10 @@ public struct RPCRouter: Sendable {
     }
 
     /// Registers a handler working on raw payload bytes.
-    public mutating func onRaw(_ type: String, access: MethodAccess = .services, _ handler: @escaping RawHandler) {
+    public mutating func onRaw(_ type: String, access: MethodAccess = .services, placement: HandlerPlacement = .pool,
+                               _ handler: @escaping RawHandler) {
         self.access[type] = access
+        placements[type] = placement
         handlers[type] = handler
     }
 
@@ -76,6 +93,7 @@ public struct RPCRouter: Sendable {
     public mutating func onOneWay(_ type: String, access: MethodAccess = .services,
                                   _ handler: @escaping @Sendable (RPCContext) async throws -> Void) {
         self.access[type] = access
+        placements[type] = .pool
         handlers[type] = { context in
             try await handler(context)
             return nil
@@ -86,6 +104,7 @@ public struct RPCRouter: Sendable {
     public mutating func merge(_ other: RPCRouter) {
         handlers.merge(other.handlers) { _, new in new }
         access.merge(other.access) { _, new in new }
+        placements.merge(other.placements) { _, new in new }
     }
 
     /// The registered message types.

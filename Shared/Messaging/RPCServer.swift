@@ -8,10 +8,14 @@ import ZMQ
 
 /// Answers requests on a bound ROUTER socket.
 ///
-/// The socket thread starts one task per request (at most `maxConcurrent` at once; beyond
-/// that it stops reading and libzmq's queue pushes back on clients). Bad input never stops
-/// the server: oversized frames get `CA024`, undecodable envelopes `CA020`, unknown types
-/// `CA020` naming the type, each logged and counted in `chronir_messages_rejected_total{reason}`.
+/// The socket thread decodes and checks each request, then starts one task for it (at most
+/// `maxConcurrent` at once; beyond that it stops reading and libzmq's queue pushes back on
+/// clients). A handler registered with ``HandlerPlacement/socketThread`` runs in a task that
+/// prefers the socket's thread as its executor: the request is handled, and the reply
+/// encoded and queued, on the thread that owns the socket, with no hop between threads.
+/// Bad input never stops the server: oversized frames get `CA024`, undecodable envelopes
+/// `CA020`, unknown types `CA020` naming the type, each logged and counted in
+/// `chronir_messages_rejected_total{reason}`.
 /// Requests whose deadline has passed are dropped unanswered (nobody waits for them).
 /// Replies use the layout of the request (``EnvelopeFrame``: JSON or binary).
 public final class RPCServer: Service, Sendable {
@@ -110,11 +114,25 @@ public final class RPCServer: Service, Sendable {
 
     // MARK: - Handling one message
 
-    /// On the socket thread: starts the request's task.
+    /// A request that passed the checks made on the socket thread.
+    private struct Accepted: Sendable {
+        let identity: Data
+        let request: Envelope
+        let handler: RPCRouter.RawHandler
+        let placement: HandlerPlacement
+        let caller: String?
+        let layout: EnvelopeFrame
+    }
+
+    /// On the socket thread: decodes and checks the request (frame, envelope, deadline, type,
+    /// caller), answers what fails there at once, and starts a task for the rest, on the
+    /// socket's thread for ``HandlerPlacement/socketThread`` handlers and on the global
+    /// executor for the others.
     private func dispatch(_ message: ReceivedMessage) {
+        guard let accepted = accept(message) else { return }
         inFlight.add(1, ordering: .relaxed)
-        Task {
-            await self.handle(message)
+        Task(executorPreference: accepted.placement == .socketThread ? socket : nil) {
+            await self.serve(accepted)
             let left = self.inFlight.subtract(1, ordering: .acquiringAndReleasing).newValue
             if left == self.maxConcurrent - 1 { self.socket.wake() }
             if left == 0, !self.accepting.load(ordering: .relaxed),
@@ -128,10 +146,10 @@ public final class RPCServer: Service, Sendable {
         }
     }
 
-    private func handle(_ message: ReceivedMessage) async {
+    private func accept(_ message: ReceivedMessage) -> Accepted? {
         guard message.frames.count >= 2 else {
             reject("malformed", "a request needs a routing id and one body frame")
-            return
+            return nil
         }
         let identity = message.frames[0]
         let body = message.frames[message.frames.count - 1]
@@ -140,7 +158,7 @@ public final class RPCServer: Service, Sendable {
             reject("oversized", "request of \(size) bytes exceeds the \(maxFrameBytes)-byte limit")
             reply(to: identity, error: ServiceError(.payloadTooLarge, "message of \(size) bytes exceeds the \(maxFrameBytes)-byte limit"),
                   correlationId: nil, layout: layout)
-            return
+            return nil
         }
         let request: Envelope
         do {
@@ -148,38 +166,43 @@ public final class RPCServer: Service, Sendable {
         } catch {
             reject("malformed", "\(error)")
             reply(to: identity, error: ServiceError(.messageInvalid, "malformed envelope: \(error)"), correlationId: nil, layout: layout)
-            return
+            return nil
         }
         if let deadline = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init),
            deadline < Int64(Date().timeIntervalSince1970 * 1000) {
             telemetry.counter("chronir_messages_rejected_total", [("reason", "expired"), ("socket", "rpc-server")]).increment()
             telemetry.logger.debug("dropped a request past its deadline", metadata: ["type": "\(request.type)", "id": "\(request.id)"])
-            return
+            return nil
         }
         guard let handler = router.handlers[request.type] else {
             reject("unknown_type", "unknown message type \"\(request.type)\"")
             reply(to: identity, error: ServiceError(.messageInvalid, "unknown message type \"\(request.type)\""),
                   correlationId: request.id, layout: layout)
-            return
+            return nil
         }
         if let refusal = BusPolicy.refusal(type: request.type, access: router.access[request.type] ?? .services,
                                            actor: request.actor, caller: message.principal, secured: secured) {
             reject("caller_not_allowed", refusal)
             reply(to: identity, error: ServiceError(.callerNotAllowed, refusal), correlationId: request.id, layout: layout)
-            return
+            return nil
         }
-        let key = request.headers[EnvelopeHeader.idempotencyKey].map { "\(request.actor ?? "-")|\(request.type)|\($0)" }
+        return Accepted(identity: identity, request: request, handler: handler, placement: router.placements[request.type] ?? .pool,
+                        caller: message.principal, layout: layout)
+    }
+
+    private func serve(_ a: Accepted) async {
+        let key = a.request.headers[EnvelopeHeader.idempotencyKey].map { "\(a.request.actor ?? "-")|\(a.request.type)|\($0)" }
         if let key, case .replay(let cached) = await idempotency.claim(key) {
-            telemetry.counter("chronir_rpc_idempotent_replays_total", [("type", request.type)]).increment()
+            telemetry.counter("chronir_rpc_idempotent_replays_total", [("type", a.request.type)]).increment()
             if let cached, var replay = try? Envelope.decode(cached) {
-                replay.correlationId = request.id
-                socket.send([identity, replay.encoded(as: layout)])
+                replay.correlationId = a.request.id
+                socket.send([a.identity, replay.encoded(as: a.layout)])
             }
             return
         }
-        let frame = await process(request, handler: handler, caller: message.principal, layout: layout)
+        let frame = await process(a.request, handler: a.handler, caller: a.caller, layout: a.layout)
         if let key { idempotency.finish(key, reply: frame) }
-        if let frame { socket.send([identity, frame]) }
+        if let frame { socket.send([a.identity, frame]) }
     }
 
     private func metrics(for type: String) -> TypeMetrics {

@@ -69,6 +69,8 @@ public final class SocketActor: Sendable {
         case disconnect(String)
         case subscribe(Data)
         case unsubscribe(Data)
+        /// A job of a task that prefers this socket's thread (``SocketActor`` as a `TaskExecutor`).
+        case run(UnownedJob)
         case stop
     }
 
@@ -170,6 +172,25 @@ public final class SocketActor: Sendable {
     /// Whether ``close()`` has completed.
     public var isClosed: Bool { finished.hasFired }
 
+    /// Runs `job` on the socket thread, between its reads and sends; once the thread has
+    /// stopped, on the global concurrent executor instead (a job is never dropped: a task
+    /// whose resumption was lost would wait forever).
+    func enqueueJob(_ job: UnownedJob) {
+        let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
+            if q.stopped { return (false, false) }
+            q.commands.append(.run(job))
+            guard q.asleep else { return (false, true) }
+            q.asleep = false
+            return (true, true)
+        }
+        if !accepted {
+            globalConcurrentExecutor.enqueue(job)
+        } else if signal {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
     private func enqueue(_ command: Command) {
         let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
             if q.stopped { return (false, false) }
@@ -189,6 +210,9 @@ public final class SocketActor: Sendable {
     // MARK: - The socket thread
 
     private func runLoop() {
+        // The kernel's name of the thread (`perf`, `top -H`, `Thread.current.name`), at most 15
+        // bytes; a new thread would otherwise carry its creator's.
+        chronir_name_thread("zmq:\(name)")
         var pending = Deque<[Data]>()
         var running = true
         let clock = ContinuousClock()
@@ -224,6 +248,8 @@ public final class SocketActor: Sendable {
                     do { try socket.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
                 case .unsubscribe(let prefix):
                     do { try socket.set(ZMQ_UNSUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
+                case .run(let job):
+                    job.runSynchronously(on: asUnownedTaskExecutor())
                 case .stop:
                     running = false
                 }

@@ -100,6 +100,8 @@ public func rawRoundTrips(count: Int, window: Int) -> Duration {
 /// `curve`: the server and the client each in its own CURVE-secured context (as two services
 /// are: server "bench", client "gateway" sending a user actor), else one plain context.
 /// `frame`: the envelope's layout on the wire (the services' default is binary).
+/// `placement`: where the echo handler runs; it computes nothing, so it is registered as the
+/// services register their light handlers (`.socketThread`).
 public final class EnvelopeRig: Sendable {
     let context: ZMQContext
     let clientContext: ZMQContext
@@ -107,7 +109,7 @@ public final class EnvelopeRig: Sendable {
     let client: RPCClient
     let task: Task<Void, any Error>
 
-    public init(curve: Bool = false, frame: EnvelopeFrame = .binary) throws {
+    public init(curve: Bool = false, frame: EnvelopeFrame = .binary, placement: HandlerPlacement = .socketThread) throws {
         if curve {
             let bench = try CurveKeyPair.generate(), gateway = try CurveKeyPair.generate()
             context = try ZMQContext(security: BusSecurity(principal: "bench", keys: bench, publicKeys: ["gateway": gateway.publicKey]))
@@ -117,7 +119,7 @@ public final class EnvelopeRig: Sendable {
             clientContext = context
         }
         var router = RPCRouter()
-        router.on(Echo.self) { request, _ in request }
+        router.on(Echo.self, placement: placement) { request, _ in request }
         server = try RPCServer(context: context, serviceName: "bench", instance: "s", binds: ["tcp://127.0.0.1:*"],
                                router: router, telemetry: .discarding(), maxConcurrent: 4096)
         client = try RPCClient(context: clientContext, target: "bench", endpoints: server.endpoints, source: "bench/c",

@@ -2,7 +2,8 @@
 // DEALER/ROUTER moving the same bytes, in one run, and round-trip latency at a paced rate.
 //   rpc-bench [--requests N] [--window W] [--rate R] [--seconds S] [--runs K]
 //   rpc-bench --codec: the encoding work of one round trip alone, per envelope layout
-//   rpc-bench --profile [--requests N] [--window W] [--frame json|binary]: the envelope path alone, once (for perf)
+//   rpc-bench --profile [--requests N] [--window W] [--frame json|binary] [--placement pool|socket]: the envelope
+//     path alone, once (for perf); --placement: where the echo handler runs (default: the socket thread)
 import Foundation
 import MessagingBench
 import Messaging
@@ -29,10 +30,11 @@ if args.contains("--codec") {
 
 if args.contains("--profile") {
     let frame = args.firstIndex(of: "--frame").flatMap { $0 + 1 < args.count ? EnvelopeFrame(rawValue: args[$0 + 1]) : nil } ?? .binary
-    let rig = try EnvelopeRig(frame: frame)
+    let pool = args.firstIndex(of: "--placement").map { $0 + 1 < args.count && args[$0 + 1] == "pool" } ?? false
+    let rig = try EnvelopeRig(frame: frame, placement: pool ? .pool : .socketThread)
     _ = try await rig.roundTrips(count: 2_000, window: window)
     let r = perSecond(requests, try await rig.roundTrips(count: requests, window: window))
-    print("envelope (\(frame.rawValue)) + JSON + RPCClient/RPCServer: \(r) round trips/s, window \(window), \(requests) requests")
+    print("envelope (\(frame.rawValue)) + JSON + RPCClient/RPCServer, handler on \(pool ? "the pool" : "the socket thread"): \(r) round trips/s, window \(window), \(requests) requests")
     await rig.close()
     exit(0)
 }

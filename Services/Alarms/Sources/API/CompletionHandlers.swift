@@ -23,7 +23,8 @@ struct CompletionHandlers: Sendable {
     }
 
     func register(into router: inout RPCRouter) {
-        router.on(AlarmsMethods.Complete.self) { req, ctx in
+        // Light: checks, then waits for its batch (which runs in the batch's own task).
+        router.on(AlarmsMethods.Complete.self, placement: .socketThread) { req, ctx in
             try await complete(req, actor: try ctx.requireActor(), context: ctx.serviceContext)
         }
         router.on(AlarmsMethods.Completions.self) { q, ctx in

@@ -64,7 +64,7 @@ struct AnalyticsStore: Sendable {
         let wanted = Array(Set(rows.filter(\.withTier).map(\.uid)))
         var tiers: [String: String] = [:]
         if !wanted.isEmpty {
-            for try await (uid, tier) in try await c.query("SELECT user_id, tier FROM user_tiers WHERE user_id = ANY(\(wanted))",
+            for try await (uid, tier) in try await c.prepared("SELECT user_id, tier FROM user_tiers WHERE user_id = ANY(\(wanted)::text[])",
                                                           logger: logger).decode((String, String).self) {
                 tiers[uid] = tier
             }
@@ -78,7 +78,7 @@ struct AnalyticsStore: Sendable {
             ats.append(row.at)
             props.append(String(decoding: try JSONCoding.encode(JSONValue.object(properties)), as: UTF8.self))
         }
-        try await c.query("""
+        try await c.prepared("""
             INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
             SELECT r.name, r.p, r.at, (r.at AT TIME ZONE 'UTC')::date, r.props::jsonb
             FROM unnest(\(names)::text[], \(pseudonyms)::text[], \(ats)::timestamptz[], \(props)::text[]) AS r(name, p, at, props)
@@ -97,7 +97,7 @@ struct AnalyticsStore: Sendable {
     /// Records a fire per alarm in one statement, with each alarm's interval type.
     func recordFires(_ fires: [(alarmId: String, ownerId: String, at: Date, snoozeCount: Int)], on c: PostgresConnection) async throws {
         guard !fires.isEmpty else { return }
-        try await c.query("""
+        try await c.prepared("""
             INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
             SELECT 'alarm_fired', f.p, f.at, (f.at AT TIME ZONE 'UTC')::date,
                    jsonb_build_object('intervalType', a.schedule_type, 'snoozeCount', f.n)

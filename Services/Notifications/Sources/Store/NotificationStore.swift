@@ -36,7 +36,7 @@ struct NotificationStore: Sendable {
     func insertInboxBatch(users: [String], events: [String], types: [String], titles: [String], bodies: [String], datas: [String],
                           ats: [Date], on c: PostgresConnection, logger: Logger) async throws
         -> [(id: Int64, user: String, event: String, created: Date)] {
-        let rows = try await c.query("""
+        let rows = try await c.prepared("""
             INSERT INTO inbox (user_id, event_id, type, title, body, data, created_at)
             SELECT u, e, t, ti, b, d::jsonb, greatest(now(), at) FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[],
                 \(bodies)::text[], \(datas)::text[], \(ats)::timestamptz[]) WITH ORDINALITY AS x(u, e, t, ti, b, d, at, n)
@@ -89,7 +89,7 @@ struct NotificationStore: Sendable {
     /// number queued.
     func queueDeliveryBatch(inboxIds ids: [Int64], users: [String], events: [String], contents: [String], ats: [Date],
                             on c: PostgresConnection, logger: Logger) async throws -> Int {
-        try await c.query("""
+        try await c.prepared("""
             INSERT INTO deliveries (event_id, inbox_id, user_id, device_id, provider, token, webhook_url, content, next_attempt_at)
             SELECT x.e, x.i, d.user_id, d.device_id, d.provider, d.token, d.webhook_url, x.c::jsonb, x.at
             FROM unnest(\(ids)::bigint[], \(users)::text[], \(events)::text[], \(contents)::text[], \(ats)::timestamptz[]) AS x(i, u, e, c, at)

@@ -35,7 +35,7 @@ extension TimerStore {
         }
         if !latest.isEmpty { try await applyStates(latest, on: c) }
         if !settledIDs.isEmpty {
-            try await c.query("""
+            try await c.prepared("""
                 DELETE FROM timers t USING unnest(\(settledIDs)::text[], \(settledAt)::timestamptz[]) AS x(id, occ)
                 WHERE t.alarm_id = x.id AND t.occurrence_at = x.occ AND t.kind IN ('missed', 'snooze')
                 """, logger: logger)
@@ -45,7 +45,7 @@ extension TimerStore {
     private func applyStates(_ latest: [String: (state: AlarmsEvents.AlarmState, traceparent: String?)],
                              on c: PostgresConnection) async throws {
         let ids = latest.keys.sorted()
-        let known = try await c.query("""
+        let known = try await c.prepared("""
             SELECT alarm_id, version, next_fire_date, active, offsets FROM alarms WHERE alarm_id = ANY(\(ids)::text[])
             ORDER BY alarm_id FOR UPDATE
             """, logger: logger)
@@ -73,7 +73,7 @@ extension TimerStore {
             }
         }
         guard !rows.ids.isEmpty else { return }
-        try await c.query("""
+        try await c.prepared("""
             INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active, offsets,
                 members, alert_members, group_id, assigned_to, traceparent)
             SELECT x.id, x.p, x.v, x.o, x.t, x.tz, x.tod, CASE WHEN x.hasnf THEN x.nf END, x.a,
@@ -95,7 +95,7 @@ extension TimerStore {
         if !gone.ids.isEmpty {
             // Timers of other occurrences and dropped warnings go (all of them when inactive);
             // those of the kept occurrence stay (same ids, no churn).
-            try await c.query("""
+            try await c.prepared("""
                 DELETE FROM timers t
                 USING unnest(\(gone.ids)::text[], \(gone.all)::boolean[], \(gone.occurrences)::timestamptz[], \(gone.offsets)::text[])
                     AS x(id, a, occ, offs)
@@ -107,7 +107,7 @@ extension TimerStore {
             try await withdrawEarlyFires(gone, on: c)
         }
         if !timers.alarmIds.isEmpty {
-            try await c.query("""
+            try await c.prepared("""
                 INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes)
                 SELECT x.p, x.id, x.kind, x.occ, x.due, x.off
                 FROM unnest(\(timers.partitions)::int[], \(timers.alarmIds)::text[], \(timers.kinds)::text[],
@@ -126,7 +126,7 @@ extension TimerStore {
     /// longer wants: their fire rows go (a timer for the same occurrence may fire again later)
     /// and `scheduler.fire-withdrawn` tells notifications to drop what it holds for them.
     fileprivate func withdrawEarlyFires(_ gone: TimerReplacements, on c: PostgresConnection) async throws {
-        let rows = try await c.query("""
+        let rows = try await c.prepared("""
             DELETE FROM fires f
             USING unnest(\(gone.ids)::text[], \(gone.all)::boolean[], \(gone.occurrences)::timestamptz[], \(gone.offsets)::text[])
                 AS x(id, a, occ, offs)
