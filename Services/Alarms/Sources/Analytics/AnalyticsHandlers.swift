@@ -78,7 +78,7 @@ struct AnalyticsHandlers: Sendable {
         let e = ctx.envelope
         switch e.type {
         case AlarmsEvents.alarmUpserted:
-            let a = try e.decodePayload(AlarmsEvents.AlarmState.self)
+            let a = try e.decodePayload(AnalyticsViews.Upserted.self)
             guard a.version == 1 else { return nil }
             return .init(name: .alarmCreated, uid: a.ownerId, at: e.occurredAt, withTier: true,
                          properties: ["intervalType": .string(a.schedule.type), "shared": .bool(a.members.contains { $0 != a.ownerId })])
@@ -86,15 +86,15 @@ struct AnalyticsHandlers: Sendable {
             // Only what a person did: an account purge deletes its alarms with no actor, after
             // analytics forgot the account.
             guard let actor = e.actor else { return nil }
-            let a = try e.decodePayload(AlarmsEvents.AlarmState.self)
+            let a = try e.decodePayload(AnalyticsViews.AlarmKind.self)
             return .init(name: .alarmDeleted, uid: actor, at: e.occurredAt, withTier: false, properties: ["intervalType": .string(a.schedule.type)])
         case AlarmsEvents.alarmCompleted:
-            let m = try e.decodePayload(AlarmsEvents.OccurrenceMarked.self)
+            let m = try e.decodePayload(AnalyticsViews.Completed.self)
             return .init(name: .alarmCompleted, uid: m.userId ?? m.alarm.ownerId, at: m.completedAt, withTier: true,
                          properties: ["intervalType": .string(m.alarm.schedule.type),
                                       "lateSeconds": .number(max(0, m.completedAt.timeIntervalSince(m.scheduledDate)).rounded())])
         case AlarmsEvents.alarmSnoozed:
-            let s = try e.decodePayload(AlarmsEvents.Snoozed.self)
+            let s = try e.decodePayload(AnalyticsViews.Snoozed.self)
             return .init(name: .alarmSnoozed, uid: s.userId, at: e.occurredAt, withTier: false,
                          properties: ["intervalType": .string(s.alarm.schedule.type), "snoozeCount": .number(Double(s.snoozeCount)),
                                       "minutes": .number((s.refireAt.timeIntervalSince(e.occurredAt) / 60).rounded())])
