@@ -81,6 +81,10 @@ public final class RPCServer: Service, Sendable {
 
     private var socket: SocketActor { socketBox.socket }
 
+    /// Whether the caller runs on this server's socket thread (where handlers registered
+    /// ``HandlerPlacement/socketThread`` run).
+    public var isOnSocketThread: Bool { socket.isCurrentThread }
+
     /// Serves until graceful shutdown: then stops taking requests, finishes those in flight,
     /// and closes the socket.
     public func run() async throws {

@@ -22,7 +22,9 @@ public final class SocketActor: Sendable {
     public let stats = SocketStats()
 
     private let options: SocketOptions
-    private let wakeFD: Int32
+    private let wakeFD: WakeFD
+    /// The owning thread (`pthread_self()` as an integer), set when it starts.
+    private let threadID = Atomic<UInt>(0)
     private let queue = Mutex(CommandQueue())
     private let mailbox: Mailbox<ReceivedMessage>
     private let finished = OneShot()
@@ -83,11 +85,9 @@ public final class SocketActor: Sendable {
         self.readsPrincipal = options.curve == .server && context.security != nil
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
         guard fd >= 0 else { throw ZMQError(code: errno, operation: "eventfd") }
-        self.wakeFD = fd
-        self.mailbox = Mailbox(capacity: options.mailboxCapacity, onDrained: { [fd] in
-            var one: UInt64 = 1
-            _ = write(fd, &one, 8)
-        })
+        let wake = WakeFD(fd)
+        self.wakeFD = wake
+        self.mailbox = Mailbox(capacity: options.mailboxCapacity, onDrained: { wake.signal() })
         self.messages = SocketMessages(mailbox: mailbox)
 
         let raw: RawSocket
@@ -161,8 +161,12 @@ public final class SocketActor: Sendable {
 
     /// Wakes the socket thread so it looks at the socket again (after `canAccept` turned true).
     public func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        wakeFD.signal()
+    }
+
+    /// Whether the caller runs on this socket's thread.
+    public var isCurrentThread: Bool {
+        threadID.load(ordering: .acquiring) == UInt(pthread_self())
     }
 
     /// Ends ``messages`` now (the consumer's loop finishes) while the socket keeps sending:
@@ -186,8 +190,7 @@ public final class SocketActor: Sendable {
         if !accepted {
             globalConcurrentExecutor.enqueue(job)
         } else if signal {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+            wakeFD.signal()
         }
     }
 
@@ -201,18 +204,13 @@ public final class SocketActor: Sendable {
             return (true, true)
         }
         if !accepted, case .send = command { stats.dropped.add(1, ordering: .relaxed) }
-        if signal {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
-        }
+        if signal { wakeFD.signal() }
     }
 
     // MARK: - The socket thread
 
     private func runLoop() {
-        // The kernel's name of the thread (`perf`, `top -H`, `Thread.current.name`), at most 15
-        // bytes; a new thread would otherwise carry its creator's.
-        chronir_name_thread("zmq:\(name)")
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         var pending = Deque<[Data]>()
         var running = true
         let clock = ContinuousClock()
@@ -278,10 +276,26 @@ public final class SocketActor: Sendable {
             if idle { queue.withLock { $0.asleep = false } }
             if !live { break }
         }
+        // However the loop ended (a stop, or the context terminating), nothing more is taken:
+        // jobs still queued, or queued from now on, run on the global executor (a task whose
+        // resumption was lost would wait forever); sends still queued are dropped and counted.
+        let leftover = queue.withLock { q -> Deque<Command> in
+            q.stopped = true
+            let rest = q.commands
+            q.commands.removeAll()
+            return rest
+        }
+        for command in leftover {
+            switch command {
+            case .run(let job): globalConcurrentExecutor.enqueue(job)
+            case .send: stats.dropped.add(1, ordering: .relaxed)
+            default: break
+            }
+        }
         flush(&pending)
         socket.close(lingerMilliseconds: options.lingerMilliseconds)
         context.closed(ObjectIdentifier(self))
-        Glibc.close(wakeFD)
+        wakeFD.close()
         mailbox.finish()
         finished.fire()
     }
@@ -336,7 +350,7 @@ public final class SocketActor: Sendable {
         if wantOut { events |= Int16(ZMQ_POLLOUT) }
         var items = [
             zmq_pollitem_t(socket: socket.handle, fd: 0, events: events, revents: 0),
-            zmq_pollitem_t(socket: nil, fd: wakeFD, events: Int16(ZMQ_POLLIN), revents: 0),
+            zmq_pollitem_t(socket: nil, fd: wakeFD.fd, events: Int16(ZMQ_POLLIN), revents: 0),
         ]
         let rc = zmq_poll(&items, 2, timeoutMilliseconds)
         if rc < 0 {
@@ -346,9 +360,35 @@ public final class SocketActor: Sendable {
         }
         if items[1].revents & Int16(ZMQ_POLLIN) != 0 {
             var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
+            _ = read(wakeFD.fd, &value, 8)
         }
         return true
+    }
+}
+
+/// The `eventfd` that wakes a socket thread. Signals after ``close()`` do nothing: a late
+/// `wake()` or mailbox drain must not write into a descriptor number the process has since
+/// reused (a database connection's socket, say).
+final class WakeFD: Sendable {
+    let fd: Int32
+    private let closed = Mutex(false)
+
+    init(_ fd: Int32) { self.fd = fd }
+
+    func signal() {
+        closed.withLock { isClosed in
+            guard !isClosed else { return }
+            var one: UInt64 = 1
+            _ = write(fd, &one, 8)
+        }
+    }
+
+    func close() {
+        closed.withLock { isClosed in
+            guard !isClosed else { return }
+            isClosed = true
+            Glibc.close(fd)
+        }
     }
 }
 

@@ -49,9 +49,10 @@ struct AnalyticsViewTests {
 
     @Test("a payload without a member the view needs is refused, naming it")
     func missingMember() throws {
-        #expect(throws: ServiceError.self) {
+        let error = #expect(throws: ServiceError.self) {
             _ = try Envelope(type: "alarms.test", source: "alarms/1", payload: Data(#"{"alarm":{"ownerId":"o"}}"#.utf8))
                 .decodePayload(AnalyticsViews.Completed.self)
         }
+        #expect(error?.message.contains("alarm.schedule") == true, "\(String(describing: error))")
     }
 }
