@@ -82,10 +82,9 @@ public struct RPCRouter: Sendable {
     }
 
     /// Registers a handler working on raw payload bytes.
-    public mutating func onRaw(_ type: String, access: MethodAccess = .services, placement: HandlerPlacement = .pool,
-                               _ handler: @escaping RawHandler) {
+    public mutating func onRaw(_ type: String, access: MethodAccess = .services, _ handler: @escaping RawHandler) {
         self.access[type] = access
-        placements[type] = placement
+        placements[type] = .pool
         handlers[type] = handler
     }
 

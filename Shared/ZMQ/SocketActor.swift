@@ -180,21 +180,13 @@ public final class SocketActor: Sendable {
     /// stopped, on the global concurrent executor instead (a job is never dropped: a task
     /// whose resumption was lost would wait forever).
     func enqueueJob(_ job: UnownedJob) {
-        let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
-            if q.stopped { return (false, false) }
-            q.commands.append(.run(job))
-            guard q.asleep else { return (false, true) }
-            q.asleep = false
-            return (true, true)
-        }
-        if !accepted {
-            globalConcurrentExecutor.enqueue(job)
-        } else if signal {
-            wakeFD.signal()
-        }
+        if !enqueue(.run(job)) { globalConcurrentExecutor.enqueue(job) }
     }
 
-    private func enqueue(_ command: Command) {
+    /// Queues `command` and wakes the thread if it sleeps; false when the thread has stopped
+    /// taking commands (a refused send is counted as dropped).
+    @discardableResult
+    private func enqueue(_ command: Command) -> Bool {
         let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
             if q.stopped { return (false, false) }
             if case .stop = command { q.stopped = true }
@@ -205,6 +197,7 @@ public final class SocketActor: Sendable {
         }
         if !accepted, case .send = command { stats.dropped.add(1, ordering: .relaxed) }
         if signal { wakeFD.signal() }
+        return accepted
     }
 
     // MARK: - The socket thread
