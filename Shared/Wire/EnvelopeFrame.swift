@@ -176,6 +176,9 @@ private struct BinaryFrameReader {
         guard offset + count <= bytes.count else { throw truncated(member) }
         let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
         offset += count
+        // Ids, types, sources and headers are ASCII: such bytes are valid UTF-8 as they are, and
+        // the generic validation (a metadata lookup per string) is only needed for the others.
+        if !slice.contains(where: { $0 >= 0x80 }) { return String(decoding: slice, as: UTF8.self) }
         guard let s = String(validating: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
             throw EnvelopeError(reason: "envelope member \"\(member)\" is not valid UTF-8")
         }

@@ -23,7 +23,7 @@ public struct FastJSONDecoder: Sendable {
         } catch let failure as JSONTreeParser.Failure {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(failure.message) at byte \(failure.offset)"))
         }
-        return try NodeDecoding.decode(T.self, from: root, path: [])
+        return try NodeDecoding.decode(T.self, from: root, in: DecodePath())
     }
 }
 
@@ -56,6 +56,11 @@ struct JSONTreeParser {
 
     private let bytes: UnsafeRawBufferPointer
     private(set) var offset = 0
+    /// The members and elements of the objects and arrays being parsed, as stacks: each
+    /// container's end copies its own into an array of the exact size (one allocation, where
+    /// appending to a growing array was one per doubling).
+    private var members: [(String, JSONNode)] = []
+    private var elements: [JSONNode] = []
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -81,12 +86,13 @@ struct JSONTreeParser {
         switch bytes[offset] {
         case UInt8(ascii: "{"):
             offset += 1
-            var members: [(String, JSONNode)] = []
             skipWhitespace()
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
                 offset += 1
-                return .object(members)
+                return .object([])
             }
+            let base = members.count
+            defer { members.removeSubrange(base...) }
             while true {
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -99,23 +105,24 @@ struct JSONTreeParser {
                 skipWhitespace()
                 guard offset < bytes.count else { throw fail("unterminated object") }
                 if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
-                if bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(members) }
+                if bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(Array(members[base...])) }
                 throw fail("expected ',' or '}'")
             }
         case UInt8(ascii: "["):
             offset += 1
-            var elements: [JSONNode] = []
             skipWhitespace()
             if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
                 offset += 1
-                return .array(elements)
+                return .array([])
             }
+            let base = elements.count
+            defer { elements.removeSubrange(base...) }
             while true {
                 elements.append(try parseValue(depth: depth + 1))
                 skipWhitespace()
                 guard offset < bytes.count else { throw fail("unterminated array") }
                 if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
-                if bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(elements) }
+                if bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(Array(elements[base...])) }
                 throw fail("expected ',' or ']'")
             }
         case UInt8(ascii: "\""):
@@ -179,13 +186,57 @@ struct JSONTreeParser {
     }
 }
 
+/// The keys leading to the value being decoded, one array shared by a decoding's containers:
+/// a member's key is pushed while its value decodes and popped after, so a container's coding
+/// path is a length into this array, built only when read (an error, or code that asks). A
+/// `codingPath + [key]` per nested value was an allocation each.
+final class DecodePath {
+    var keys: [any CodingKey]
+
+    init(_ keys: [any CodingKey] = []) { self.keys = keys }
+
+    /// The coding path of a container `depth` keys deep.
+    func prefix(_ depth: Int) -> [any CodingKey] { Array(keys.prefix(depth)) }
+
+    /// Decodes `node` as the member `key` (nil: the same value, as a single-value container
+    /// does) of a container `depth` keys deep. A container used after a sibling's value moved
+    /// on (decoding code that kept it) gets a path of its own instead of this shared one.
+    func decode<T: Decodable>(_ type: T.Type, _ node: JSONNode, depth: Int, key: (any CodingKey)?) throws -> T {
+        let stack = keys.count == depth ? self : DecodePath(prefix(depth))
+        guard let key else { return try NodeDecoding.decode(type, from: node, in: stack) }
+        stack.keys.append(key)
+        defer { stack.keys.removeLast() }
+        return try NodeDecoding.decode(type, from: node, in: stack)
+    }
+
+    /// A decoder of the member `key` of a container `depth` keys deep with a path of its own
+    /// (nested containers and super decoders, which may be kept and used out of order).
+    func detached(_ node: JSONNode, depth: Int, key: (any CodingKey)?) -> NodeDecoder {
+        let path = DecodePath(prefix(depth) + (key.map { [$0] } ?? []))
+        return NodeDecoder(node: node, stack: path, depth: path.keys.count)
+    }
+}
+
 /// Decoding values out of ``JSONNode``s.
 enum NodeDecoding {
-    /// The coding path is only built when it is used (an error, or a nested decoder): each
-    /// `codingPath + [key]` is an allocation, and most fields decode without either.
-    static func decode<T: Decodable>(_ type: T.Type, from node: JSONNode, path: @autoclosure () -> [any CodingKey]) throws -> T {
-        if let special = try special(type, node, path()) { return special }
-        return try T(from: NodeDecoder(node: node, codingPath: path()))
+    /// Decodes `node` at the path `stack` holds now.
+    static func decode<T: Decodable>(_ type: T.Type, from node: JSONNode, in stack: DecodePath) throws -> T {
+        let depth = stack.keys.count
+        if let primitive = try primitive(type, node, stack.prefix(depth)) { return primitive }
+        if let special = try special(type, node, stack.prefix(depth)) { return special }
+        return try T(from: NodeDecoder(node: node, stack: stack, depth: depth))
+    }
+
+    /// Strings, integers, booleans and doubles reached through generic code (the elements of
+    /// `[String]`, say): read here, as the containers' concrete overloads do, instead of through
+    /// `T(from:)` and a single-value container (two existential boxes per element).
+    static func primitive<T>(_ type: T.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
+        if T.self == String.self { return unsafeBitCast(try string(node, path()), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(node, path(), Int.self), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(node, path()), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(node, path()), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try integer(node, path(), Int64.self), to: T.self) }
+        return nil
     }
 
     /// Dates, URLs, data and decimals, which have a fixed JSON form.
@@ -250,29 +301,33 @@ enum NodeDecoding {
 
 struct NodeDecoder: Decoder {
     let node: JSONNode
-    let codingPath: [any CodingKey]
+    let stack: DecodePath
+    let depth: Int
+    var codingPath: [any CodingKey] { stack.prefix(depth) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         guard case .object(let members) = node else {
             throw NodeDecoding.mismatch([String: Any].self, node, codingPath)
         }
-        return KeyedDecodingContainer(NodeKeyedDecoding<Key>(members: members, codingPath: codingPath))
+        return KeyedDecodingContainer(NodeKeyedDecoding<Key>(members: members, stack: stack, depth: depth))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         guard case .array(let elements) = node else { throw NodeDecoding.mismatch([Any].self, node, codingPath) }
-        return NodeUnkeyedDecoding(elements: elements, codingPath: codingPath)
+        return NodeUnkeyedDecoding(elements: elements, stack: stack, depth: depth)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        NodeSingleValueDecoding(node: node, codingPath: codingPath)
+        NodeSingleValueDecoding(node: node, stack: stack, depth: depth)
     }
 }
 
 struct NodeKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [(String, JSONNode)]
-    let codingPath: [any CodingKey]
+    let stack: DecodePath
+    let depth: Int
+    var codingPath: [any CodingKey] { stack.prefix(depth) }
 
     var allKeys: [Key] { members.compactMap { Key(stringValue: $0.0) } }
 
@@ -311,34 +366,37 @@ struct NodeKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try NodeDecoding.integer(node(key), codingPath + [key], UInt32.self) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try NodeDecoding.integer(node(key), codingPath + [key], UInt64.self) }
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try NodeDecoding.decode(T.self, from: node(key), path: codingPath + [key])
+        try stack.decode(T.self, node(key), depth: depth, key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try NodeDecoder(node: node(key), codingPath: codingPath + [key]).container(keyedBy: type)
+        try stack.detached(node(key), depth: depth, key: key).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try NodeDecoder(node: node(key), codingPath: codingPath + [key]).unkeyedContainer()
+        try stack.detached(node(key), depth: depth, key: key).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
-        NodeDecoder(node: members.last(where: { $0.0 == "super" })?.1 ?? .null, codingPath: codingPath)
+        stack.detached(members.last(where: { $0.0 == "super" })?.1 ?? .null, depth: depth, key: nil)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        NodeDecoder(node: find(key) ?? .null, codingPath: codingPath + [key])
+        stack.detached(find(key) ?? .null, depth: depth, key: key)
     }
 }
 
 struct NodeUnkeyedDecoding: UnkeyedDecodingContainer {
     let elements: [JSONNode]
-    let codingPath: [any CodingKey]
+    let stack: DecodePath
+    let depth: Int
+    var codingPath: [any CodingKey] { stack.prefix(depth) }
     var currentIndex = 0
 
-    init(elements: [JSONNode], codingPath: [any CodingKey]) {
+    init(elements: [JSONNode], stack: DecodePath, depth: Int) {
         self.elements = elements
-        self.codingPath = codingPath
+        self.stack = stack
+        self.depth = depth
     }
 
     var count: Int? { elements.count }
@@ -384,28 +442,30 @@ struct NodeUnkeyedDecoding: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt64.self) }
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (n, i) = try next(type)
-        return try NodeDecoding.decode(T.self, from: n, path: path(i))
+        return try stack.decode(T.self, n, depth: depth, key: IndexKey(intValue: i))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let (n, i) = try next([String: Any].self)
-        return try NodeDecoder(node: n, codingPath: path(i)).container(keyedBy: type)
+        return try stack.detached(n, depth: depth, key: IndexKey(intValue: i)).container(keyedBy: type)
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (n, i) = try next([Any].self)
-        return try NodeDecoder(node: n, codingPath: path(i)).unkeyedContainer()
+        return try stack.detached(n, depth: depth, key: IndexKey(intValue: i)).unkeyedContainer()
     }
 
     mutating func superDecoder() throws -> any Decoder {
         let (n, i) = try next(Any.self)
-        return NodeDecoder(node: n, codingPath: path(i))
+        return stack.detached(n, depth: depth, key: IndexKey(intValue: i))
     }
 }
 
 struct NodeSingleValueDecoding: SingleValueDecodingContainer {
     let node: JSONNode
-    let codingPath: [any CodingKey]
+    let stack: DecodePath
+    let depth: Int
+    var codingPath: [any CodingKey] { stack.prefix(depth) }
 
     func decodeNil() -> Bool {
         if case .null = node { return true }
@@ -426,7 +486,7 @@ struct NodeSingleValueDecoding: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try NodeDecoding.integer(node, codingPath, UInt16.self) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try NodeDecoding.integer(node, codingPath, UInt32.self) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try NodeDecoding.integer(node, codingPath, UInt64.self) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try NodeDecoding.decode(T.self, from: node, path: codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try stack.decode(T.self, node, depth: depth, key: nil) }
 }
 
 /// The coding key of an array element.

@@ -17,7 +17,7 @@ public struct FastJSONEncoder: Sendable {
     /// Encodes `value` to JSON bytes.
     public func encode<T: Encodable>(_ value: T) throws -> Data {
         let state = EncoderState()
-        try state.encodeValue(value, path: [])
+        try state.encodeValue(value)
         if state.unsupported { throw Unsupported() }
         return Data(state.out.bytes)
     }
@@ -37,12 +37,21 @@ final class EncoderState {
 
     var levels: [Level] = []
 
-    /// Writes one complete value.
-    func encodeValue<T: Encodable>(_ value: T, path: [any CodingKey]) throws {
+    /// The keys leading to the value being written: pushed and popped around each keyed
+    /// member, so a container knows its coding path as a length into this one array (a
+    /// `codingPath + [key]` per nested value was an allocation each, and is only read for an
+    /// error or by code that asks).
+    var keys: [any CodingKey] = []
+
+    /// The coding path of a container `count` keys deep.
+    func path(_ count: Int) -> [any CodingKey] { Array(keys.prefix(count)) }
+
+    /// Writes one complete value, at the path `keys` holds now.
+    func encodeValue<T: Encodable>(_ value: T) throws {
         if writeSpecial(value) { return }
         levels.append(Level())
         let depth = levels.count
-        try value.encode(to: FastEncoder(state: self, depth: depth, codingPath: path))
+        try value.encode(to: FastEncoder(state: self, depth: depth, pathCount: keys.count))
         let level = levels.removeLast()
         switch level.kind {
         case .empty: out.raw("{}")  // wrote nothing: an empty object, as JSONEncoder does
@@ -54,8 +63,19 @@ final class EncoderState {
 
     /// Dates, data, URLs and decimals have a fixed JSON form. (Type identity is checked
     /// first: a metadata comparison, much cheaper than a dynamic cast per value.)
+    /// Strings, integers and booleans reached through generic code (the elements of `[String]`)
+    /// are written here too, as the containers' concrete overloads write them, instead of
+    /// through `encode(to:)` and a single-value container.
     func writeSpecial<T: Encodable>(_ value: T) -> Bool {
-        if T.self == Date.self {
+        if T.self == String.self {
+            out.string(unsafeBitCast(value, to: String.self))
+        } else if T.self == Int.self {
+            out.integer(unsafeBitCast(value, to: Int.self))
+        } else if T.self == Bool.self {
+            out.raw(unsafeBitCast(value, to: Bool.self) ? "true" : "false")
+        } else if T.self == Int64.self {
+            out.integer(Int(unsafeBitCast(value, to: Int64.self)))
+        } else if T.self == Date.self {
             out.string(ISOTime.format(value as! Date))
         } else if T.self == URL.self {
             out.string((value as! URL).absoluteString)
@@ -69,9 +89,9 @@ final class EncoderState {
         return true
     }
 
-    func writeDouble(_ v: Double, path: [any CodingKey]) throws {
+    func writeDouble(_ v: Double, path: @autoclosure () -> [any CodingKey]) throws {
         guard v.isFinite else {
-            throw EncodingError.invalidValue(v, .init(codingPath: path, debugDescription: "\(v) is not representable in JSON"))
+            throw EncodingError.invalidValue(v, .init(codingPath: path(), debugDescription: "\(v) is not representable in JSON"))
         }
         if v.rounded() == v, abs(v) < 1e15 {
             out.integer(Int(v))
@@ -112,28 +132,30 @@ final class EncoderState {
 struct FastEncoder: Encoder {
     let state: EncoderState
     let depth: Int
-    let codingPath: [any CodingKey]
+    let pathCount: Int
+    var codingPath: [any CodingKey] { state.path(pathCount) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         state.open(.object, depth: depth)
-        return KeyedEncodingContainer(FastKeyedEncoding<Key>(state: state, depth: depth, codingPath: codingPath))
+        return KeyedEncodingContainer(FastKeyedEncoding<Key>(state: state, depth: depth, pathCount: pathCount))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         state.open(.array, depth: depth)
-        return FastUnkeyedEncoding(state: state, depth: depth, codingPath: codingPath)
+        return FastUnkeyedEncoding(state: state, depth: depth, pathCount: pathCount)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        FastSingleValueEncoding(state: state, depth: depth, codingPath: codingPath)
+        FastSingleValueEncoding(state: state, depth: depth, pathCount: pathCount)
     }
 }
 
 struct FastSingleValueEncoding: SingleValueEncodingContainer {
     let state: EncoderState
     let depth: Int
-    let codingPath: [any CodingKey]
+    let pathCount: Int
+    var codingPath: [any CodingKey] { state.path(pathCount) }
 
     private func claim() { state.single(depth: depth) }
 
@@ -154,14 +176,15 @@ struct FastSingleValueEncoding: SingleValueEncodingContainer {
     mutating func encode(_ value: UInt64) throws { claim(); state.writeUnsigned(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         claim()
-        try state.encodeValue(value, path: codingPath)
+        try state.encodeValue(value)
     }
 }
 
 struct FastKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let state: EncoderState
     let depth: Int
-    let codingPath: [any CodingKey]
+    let pathCount: Int
+    var codingPath: [any CodingKey] { state.path(pathCount) }
 
     private func key(_ key: Key) {
         state.nextElement(depth: depth)
@@ -188,34 +211,37 @@ struct FastKeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
         key(k)
         // A date needs no coding path (an allocation per field otherwise).
         if state.writeSpecial(value) { return }
-        try state.encodeValue(value, path: codingPath + [k])
+        state.keys.append(k)
+        defer { state.keys.removeLast() }
+        try state.encodeValue(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey k: Key) -> KeyedEncodingContainer<NestedKey> {
         state.unsupported = true
-        return KeyedEncodingContainer(FastKeyedEncoding<NestedKey>(state: state, depth: depth, codingPath: codingPath))
+        return KeyedEncodingContainer(FastKeyedEncoding<NestedKey>(state: state, depth: depth, pathCount: pathCount))
     }
 
     mutating func nestedUnkeyedContainer(forKey k: Key) -> any UnkeyedEncodingContainer {
         state.unsupported = true
-        return FastUnkeyedEncoding(state: state, depth: depth, codingPath: codingPath)
+        return FastUnkeyedEncoding(state: state, depth: depth, pathCount: pathCount)
     }
 
     mutating func superEncoder() -> any Encoder {
         state.unsupported = true
-        return FastEncoder(state: state, depth: depth, codingPath: codingPath)
+        return FastEncoder(state: state, depth: depth, pathCount: pathCount)
     }
 
     mutating func superEncoder(forKey k: Key) -> any Encoder {
         state.unsupported = true
-        return FastEncoder(state: state, depth: depth, codingPath: codingPath)
+        return FastEncoder(state: state, depth: depth, pathCount: pathCount)
     }
 }
 
 struct FastUnkeyedEncoding: UnkeyedEncodingContainer {
     let state: EncoderState
     let depth: Int
-    let codingPath: [any CodingKey]
+    let pathCount: Int
+    var codingPath: [any CodingKey] { state.path(pathCount) }
     var count: Int { state.levels[depth - 1].count }
 
     private func next() { state.nextElement(depth: depth) }
@@ -237,12 +263,12 @@ struct FastUnkeyedEncoding: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) throws { next(); state.writeUnsigned(value) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         next()
-        try state.encodeValue(value, path: codingPath)
+        try state.encodeValue(value)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         state.unsupported = true
-        return KeyedEncodingContainer(FastKeyedEncoding<NestedKey>(state: state, depth: depth, codingPath: codingPath))
+        return KeyedEncodingContainer(FastKeyedEncoding<NestedKey>(state: state, depth: depth, pathCount: pathCount))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -252,6 +278,6 @@ struct FastUnkeyedEncoding: UnkeyedEncodingContainer {
 
     mutating func superEncoder() -> any Encoder {
         state.unsupported = true
-        return FastEncoder(state: state, depth: depth, codingPath: codingPath)
+        return FastEncoder(state: state, depth: depth, pathCount: pathCount)
     }
 }

@@ -1,7 +1,8 @@
 // rpc-bench: request/reply throughput through the envelope + JSON path against raw libzmq
 // DEALER/ROUTER moving the same bytes, in one run, and round-trip latency at a paced rate.
 //   rpc-bench [--requests N] [--window W] [--rate R] [--seconds S] [--runs K]
-//   rpc-bench --codec: the encoding work of one round trip alone, per envelope layout
+//   rpc-bench --codec: the encoding work of one round trip alone, per envelope layout, and of one event-sized payload
+//   rpc-bench --codec-event encode|decode [--requests N]: one side of the event codec alone, N times (for perf stat)
 //   rpc-bench --profile [--requests N] [--window W] [--frame json|binary] [--placement pool|socket]: the envelope
 //     path alone, once (for perf); --placement: where the echo handler runs (default: the socket thread)
 import Foundation
@@ -25,6 +26,27 @@ if args.contains("--codec") {
         print(String(format: "encoding alone (%@ envelope, payload JSON both ways): %.2f µs per round trip (median of 5)",
                      frame.rawValue, runs[2] / 1000))
     }
+    _ = try eventCodecNanos(count: 20_000)
+    let events = (0..<5).map { _ in try! eventCodecNanos(count: 100_000) }
+    let enc = events.map(\.encode).sorted()[2], dec = events.map(\.decode).sorted()[2]
+    print(String(format: "an alarm-completed-sized event (%d bytes of JSON): encode %.2f µs, decode %.2f µs (median of 5)",
+                 try JSONCoding.encode(sampleMark).count, enc / 1000, dec / 1000))
+    exit(0)
+}
+
+if let i = args.firstIndex(of: "--codec-event"), i + 1 < args.count {
+    // One side of the event codec alone, `--requests` times (for `perf stat`: task-clock, or
+    // malloc calls through a uprobe).
+    let payload = try JSONCoding.encode(sampleMark)
+    var check = 0
+    for _ in 0..<requests {
+        if args[i + 1] == "decode" {
+            check &+= try JSONCoding.decoder().decode(SampleMark.self, from: payload).alarmVersion
+        } else {
+            check &+= try JSONCoding.encode(sampleMark).count
+        }
+    }
+    print("\(args[i + 1]) of an alarm-completed-sized event, \(requests) times (\(check))")
     exit(0)
 }
 
