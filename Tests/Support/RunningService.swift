@@ -13,7 +13,13 @@ public final class RunningService: Sendable {
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
         let handle = self.handle
         task = Task {
-            try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
+            do {
+                try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
+            } catch {
+                Self.report(name, error)
+                await runtime.shutdown()
+                throw error
+            }
             await runtime.shutdown()
         }
     }
@@ -24,9 +30,22 @@ public final class RunningService: Sendable {
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
         let handle = self.handle
         task = Task {
-            try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build)
+            do {
+                try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build)
+            } catch {
+                Self.report(name, error)
+                await runtime.shutdown()
+                throw error
+            }
             await runtime.shutdown()
         }
+    }
+
+    /// Says on standard error that a service stopped with an error: tests run the services at
+    /// log level critical, and a service that failed to start (a port taken, a migration that
+    /// failed) would otherwise show only as a request that timed out.
+    private static func report(_ name: String, _ error: any Error) {
+        FileHandle.standardError.write(Data("test service \(name) stopped with an error: \(error)\n".utf8))
     }
 
     /// Graceful shutdown, waiting for it to finish.

@@ -106,8 +106,43 @@ public final class TestProcess: @unchecked Sendable {
     }
 }
 
-/// A TCP port that was free a moment ago on 127.0.0.1.
+/// Ports this process has handed out, never handed out twice.
+private let handedOutPorts = Mutex<Set<Int>>([])
+
+/// A TCP port free on 127.0.0.1, chosen below the kernel's ephemeral range and never handed out
+/// twice by this process. A port from the ephemeral range (what binding port 0 returns) could be
+/// taken as the local port of any outgoing connection (a database pool, a ZeroMQ connect) in the
+/// moment between this check and the service's own bind, and the service would then fail to
+/// start; below the range only an explicit bind can take it.
 public func freePort() -> Int {
+    let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+        .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first }
+        .flatMap { Int($0) } ?? 32768
+    let range = 15000..<max(ephemeralLow, 16000)
+    for _ in 0..<1000 {
+        let port = Int.random(in: range)
+        let fresh = handedOutPorts.withLock { $0.insert(port).inserted }
+        if fresh && portIsFree(port) { return port }
+    }
+    return kernelChosenPort()
+}
+
+/// Whether `port` can be bound on 127.0.0.1 right now.
+private func portIsFree(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = UInt16(port).bigEndian
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
+
+/// A port the kernel picked as free a moment ago (the fallback when no port below the
+/// ephemeral range is free).
+private func kernelChosenPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
