@@ -12,16 +12,7 @@ public final class RunningService: Sendable {
         self.name = name
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
         let handle = self.handle
-        task = Task {
-            do {
-                try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build)
-            } catch {
-                Self.report(name, error)
-                await runtime.shutdown()
-                throw error
-            }
-            await runtime.shutdown()
-        }
+        task = Self.host(name, runtime) { try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build) }
     }
 
     /// A service without a database (the gateway).
@@ -29,23 +20,25 @@ public final class RunningService: Sendable {
         self.name = name
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
         let handle = self.handle
-        task = Task {
+        task = Self.host(name, runtime) { try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build) }
+    }
+
+    /// Runs `run` in a task and shuts the runtime down after it. A service that stops with an
+    /// error says so on standard error: tests run the services at log level critical, and a
+    /// service that failed to start (a port taken, a migration that failed) would otherwise show
+    /// only as a request that timed out.
+    private static func host(_ name: String, _ runtime: ServiceRuntime,
+                             _ run: @escaping @Sendable () async throws -> Void) -> Task<Void, any Error> {
+        Task {
             do {
-                try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build)
+                try await run()
             } catch {
-                Self.report(name, error)
+                FileHandle.standardError.write(Data("test service \(name) stopped with an error: \(error)\n".utf8))
                 await runtime.shutdown()
                 throw error
             }
             await runtime.shutdown()
         }
-    }
-
-    /// Says on standard error that a service stopped with an error: tests run the services at
-    /// log level critical, and a service that failed to start (a port taken, a migration that
-    /// failed) would otherwise show only as a request that timed out.
-    private static func report(_ name: String, _ error: any Error) {
-        FileHandle.standardError.write(Data("test service \(name) stopped with an error: \(error)\n".utf8))
     }
 
     /// Graceful shutdown, waiting for it to finish.

@@ -109,47 +109,40 @@ public final class TestProcess: @unchecked Sendable {
 /// Ports this process has handed out, never handed out twice.
 private let handedOutPorts = Mutex<Set<Int>>([])
 
+/// The first port of the kernel's ephemeral range (`ip_local_port_range`).
+private let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+    .flatMap { $0.split(whereSeparator: \.isWhitespace).first }
+    .flatMap { Int($0) } ?? 32768
+
 /// A TCP port free on 127.0.0.1, chosen below the kernel's ephemeral range and never handed out
 /// twice by this process. A port from the ephemeral range (what binding port 0 returns) could be
 /// taken as the local port of any outgoing connection (a database pool, a ZeroMQ connect) in the
 /// moment between this check and the service's own bind, and the service would then fail to
 /// start; below the range only an explicit bind can take it.
 public func freePort() -> Int {
-    let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
-        .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first }
-        .flatMap { Int($0) } ?? 32768
     let range = 15000..<max(ephemeralLow, 16000)
     for _ in 0..<1000 {
         let port = Int.random(in: range)
         let fresh = handedOutPorts.withLock { $0.insert(port).inserted }
-        if fresh && portIsFree(port) { return port }
+        if fresh, let bound = bindLoopback(port: port), bound == port { return port }
     }
-    return kernelChosenPort()
+    // No port below the range was free: the kernel's choice, as before.
+    return bindLoopback(port: 0) ?? 0
 }
 
-/// Whether `port` can be bound on 127.0.0.1 right now.
-private func portIsFree(_ port: Int) -> Bool {
+/// Binds a TCP socket to `port` on 127.0.0.1 (0: the kernel chooses), closes it, and returns
+/// the port it was bound to, or nil when the bind failed.
+private func bindLoopback(port: Int) -> Int? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var addr = sockaddr_in()
     addr.sin_family = sa_family_t(AF_INET)
     addr.sin_port = UInt16(port).bigEndian
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return withUnsafePointer(to: &addr) {
+    let bound = withUnsafePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    } == 0
-}
-
-/// A port the kernel picked as free a moment ago (the fallback when no port below the
-/// ephemeral range is free).
-private func kernelChosenPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = 0
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    }
+    guard bound == 0 else { return nil }
     var len = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
     return Int(UInt16(bigEndian: addr.sin_port))
