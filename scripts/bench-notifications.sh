@@ -39,7 +39,7 @@ db() { echo "postgres://chronir_$1:chronir_$1@127.0.0.1:$pgport/chronir"; }
 start() {
     local s=$1 port=$2
     DATABASE_URL=$(db "$s") CHRONIR_RPC_BIND=tcp://127.0.0.1:1730$port CHRONIR_PUB_BIND=tcp://127.0.0.1:1740$port \
-        CHRONIR_WEBHOOK_SECRET=bench CHRONIR_WEBHOOK_ALLOW_HTTP=1 "$bin/$s" >"$dir/$s.log" 2>&1 &
+        CHRONIR_WEBHOOK_SECRET=bench CHRONIR_WEBHOOK_ALLOW_HTTP=1 CHRONIR_WEBHOOK_ALLOW_PRIVATE=1 "$bin/$s" >"$dir/$s.log" 2>&1 &
     pids+=($!)
 }
 start accounts 1; start alarms 2; start scheduler 3; start notifications 4; start invitations 5; start billing 6

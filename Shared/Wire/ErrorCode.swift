@@ -34,6 +34,11 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case callerNotAllowed = "CA030"
     case methodNotAllowed = "CA031"
     case unsupportedMediaType = "CA032"
+    /// A provider sign-in found an account holding the address that never proved it: sign in
+    /// with that account's password (or reset it) and link the provider from its settings.
+    case accountExistsUnverified = "CA033"
+    /// The request needs an address the caller proved (answer the verification mail first).
+    case emailNotVerified = "CA034"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -70,14 +75,17 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .callerNotAllowed: "CALLER_NOT_ALLOWED"
         case .methodNotAllowed: "METHOD_NOT_ALLOWED"
         case .unsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE"
+        case .accountExistsUnverified: "ACCOUNT_EXISTS_UNVERIFIED"
+        case .emailNotVerified: "EMAIL_NOT_VERIFIED"
         }
     }
 
     /// The HTTP status the gateway answers with for this code.
     public var httpStatus: Int {
         switch self {
-        case .alarmLimitReached, .tierRequired, .permissionDenied, .subscriptionExpired, .callerNotAllowed: 403
-        case .groupMemberLimit, .invitationAlreadyAccepted, .syncConflict, .alreadyExists, .snoozeLimitReached, .invitationNotPending: 409
+        case .alarmLimitReached, .tierRequired, .permissionDenied, .subscriptionExpired, .callerNotAllowed, .emailNotVerified: 403
+        case .groupMemberLimit, .invitationAlreadyAccepted, .syncConflict, .alreadyExists, .snoozeLimitReached, .invitationNotPending,
+             .accountExistsUnverified: 409
         case .invitationExpired: 410
         case .paymentRequired: 402
         case .methodNotAllowed: 405

@@ -52,7 +52,7 @@ struct AccountMailTests {
                         build: AccountsService.build)
             try s.startGateway()
         }) { s in
-            let u = try await s.signup("Forgetful")
+            let u = try await s.signup("Forgetful", verified: false)
             let login = try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "correct horse"])
             let refresh = try #require(login.json["refreshToken"]?.stringValue)
 
@@ -94,14 +94,25 @@ struct AccountMailTests {
             }
             #expect(try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": second, "password": "yet another one"]).status == 400)
 
-            // Verification.
-            #expect(try await s.request(.GET, "/v1/me", token: access).json["emailVerifiedAt"] == .null)
-            #expect(try await s.request(.POST, "/v1/me/email-verification", token: access).status == 202)
-            let verifySubject = "Confirm your email for Chronir"
-            #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: u.email, subject: verifySubject).count == 1 })
-            let verifyToken = try #require(smtp.messages(to: u.email, subject: verifySubject).first.flatMap(LocalSMTPServer.token(in:)))
-            #expect(try await s.request(.POST, "/v1/auth/verify-email", json: ["token": verifyToken]).status == 204)
+            // Answering the reset mail proved the address.
             #expect(try await s.request(.GET, "/v1/me", token: access).json["emailVerifiedAt"]?.stringValue != nil)
+            // Sent mails keep no usable token.
+            let kept = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+                try await $0.query("SELECT body FROM mail_outbox WHERE sent_at IS NOT NULL").all(String.self)
+            }
+            #expect(!kept.isEmpty && kept.allSatisfy { !$0.contains(token) && !$0.contains("token=") }, "\(kept)")
+
+            // Verification, of an account that never answered a mail.
+            let v = try await s.signup("Verifier", verified: false)
+            let vLogin = try await s.request(.POST, "/v1/auth/login", json: ["email": v.email, "password": "correct horse"])
+            let vAccess = try #require(vLogin.json["accessToken"]?.stringValue)
+            #expect(try await s.request(.GET, "/v1/me", token: vAccess).json["emailVerifiedAt"] == .null)
+            #expect(try await s.request(.POST, "/v1/me/email-verification", token: vAccess).status == 202)
+            let verifySubject = "Confirm your email for Chronir"
+            #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: v.email, subject: verifySubject).count == 1 })
+            let verifyToken = try #require(smtp.messages(to: v.email, subject: verifySubject).first.flatMap(LocalSMTPServer.token(in:)))
+            #expect(try await s.request(.POST, "/v1/auth/verify-email", json: ["token": verifyToken]).status == 204)
+            #expect(try await s.request(.GET, "/v1/me", token: vAccess).json["emailVerifiedAt"]?.stringValue != nil)
             #expect(try await s.request(.POST, "/v1/auth/verify-email", json: ["token": verifyToken]).status == 400)
         }
         await smtp.stop()

@@ -41,6 +41,10 @@ final class TestSuite: Sendable {
             "CHRONIR_HTTP_HOST": "127.0.0.1",
             "CHRONIR_BUS_KEYS": TestBusKeys.directory,
             "CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR": "100000",
+            // Webhooks go to the local fake push server (https://localhost:<port>): the checks
+            // that refuse internal addresses are off unless a test turns them on
+            // (Tests/NotificationsServiceTests/WebhookSSRFTests.swift).
+            "CHRONIR_WEBHOOK_ALLOW_PRIVATE": "1",
         ]
         for (name, p) in ports {
             let prefix = "CHRONIR_\(name.rawValue.uppercased())"

@@ -7,6 +7,7 @@ import Messaging
 import ServiceKit
 import Support
 import ZMQ
+import Crypto
 
 /// A signed-up user of a test suite.
 struct TestUser: Sendable {
@@ -33,14 +34,39 @@ extension TestSuite {
         }
     }
 
-    /// Signs a user up through the API.
-    func signup(_ name: String, timezone: String = "UTC") async throws -> TestUser {
+    /// Signs a user up through the API. A `verified` user then proves the address the way a
+    /// person does — answers a verification mail (`POST /v1/auth/verify-email`) — and signs in
+    /// again, so their access token says so; only the mail's delivery is skipped (its token is
+    /// written as the accounts service writes one). An unverified user holds an address they
+    /// never proved (what an attacker can sign up with).
+    func signup(_ name: String, timezone: String = "UTC", verified: Bool = true) async throws -> TestUser {
         let email = "\(name.lowercased())-\(UInt32.random(in: 0...UInt32.max))@example.com"
         let r = try await request(.POST, "/v1/auth/signup", json: ["email": email, "password": "correct horse", "displayName": name, "timezone": timezone])
         guard r.status == 201, let token = r.json["accessToken"]?.stringValue, let uid = r.json["user"]?["uid"]?.stringValue else {
             throw TestSetupError("signup failed: \(r.status) \(r.text)")
         }
-        return TestUser(uid: uid, token: token, email: email, refreshToken: r.json["refreshToken"]?.stringValue)
+        let user = TestUser(uid: uid, token: token, email: email, refreshToken: r.json["refreshToken"]?.stringValue)
+        return verified ? try await verifyEmail(user) : user
+    }
+
+    /// Proves `user`'s address through the API (a verification token answered) and signs in
+    /// again: the returned user's access token carries `email_verified`.
+    func verifyEmail(_ user: TestUser, password: String = "correct horse") async throws -> TestUser {
+        let secret = "test-verify-\(UUID().uuidString)"
+        let hash = SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        try await withDatabase(url: databaseURL, schema: "accounts") {
+            try await $0.query("""
+                INSERT INTO email_tokens (token_hash, user_id, purpose, email, expires_at)
+                VALUES (\(hash), \(user.uid), 'verify', \(user.email), now() + interval '1 hour')
+                """).drain()
+        }
+        let confirmed = try await request(.POST, "/v1/auth/verify-email", json: ["token": secret])
+        guard confirmed.status == 204 else { throw TestSetupError("verification failed: \(confirmed.status) \(confirmed.text)") }
+        let login = try await request(.POST, "/v1/auth/login", json: ["email": user.email, "password": password])
+        guard login.status == 200, let token = login.json["accessToken"]?.stringValue else {
+            throw TestSetupError("login after verification failed: \(login.status) \(login.text)")
+        }
+        return TestUser(uid: user.uid, token: token, email: user.email, refreshToken: login.json["refreshToken"]?.stringValue)
     }
 
     /// Sends a request straight to a service over ZeroMQ (internal requests the gateway does not

@@ -33,7 +33,8 @@ public enum AccountsService {
             identities: identities,
             mails: AccountMails(publicURL: env.string("CHRONIR_PUBLIC_URL", "http://localhost:8080"),
                                 resetTTL: try env.duration("CHRONIR_RESET_TOKEN_TTL", .seconds(3600)),
-                                verifyTTL: try env.duration("CHRONIR_VERIFY_TOKEN_TTL", .seconds(48 * 3600)))
+                                verifyTTL: try env.duration("CHRONIR_VERIFY_TOKEN_TTL", .seconds(48 * 3600))),
+            allowPrivateWebhooks: try env.bool("CHRONIR_WEBHOOK_ALLOW_PRIVATE", false)
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)

@@ -3,14 +3,17 @@ import Messaging
 import Synchronization
 
 /// Limits on the unauthenticated routes that cost the most and are guessed at: sign-up per
-/// address (a token bucket) and login failures per account and per address (exponential
-/// back-off). A refusal is `CA019` with `retryAfterSeconds` (the gateway adds `Retry-After`).
+/// address (a token bucket), login failures per account and per address (exponential
+/// back-off), confirmations of mailed tokens per address and reset mails per email address
+/// (token buckets). A refusal is `CA019` with `retryAfterSeconds` (``ErrorMiddleware`` turns it
+/// into `Retry-After`).
 ///
 /// The state is per gateway process (replicas each keep their own); entries expire, and the
 /// tables are capped so a flood of distinct addresses cannot grow them without end.
 final class AuthThrottle: Sendable {
     /// Settings (`CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR`, `CHRONIR_LOGIN_FAILURES_FREE`,
-    /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE`, `CHRONIR_LOGIN_BACKOFF_MAX`).
+    /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE`, `CHRONIR_LOGIN_BACKOFF_MAX`,
+    /// `CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR`, `CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR`).
     struct Limits: Sendable {
         /// Sign-ups one address may make per hour (a burst of this size, refilling evenly).
         var signupsPerAddressPerHour = 20
@@ -26,6 +29,12 @@ final class AuthThrottle: Sendable {
         var importsPerUserPerHour = 20
         /// Analytics batches (up to 100 events each) one account may send per hour (`CHRONIR_ANALYTICS_BATCHES_PER_HOUR`).
         var analyticsBatchesPerUserPerHour = 120
+        /// Confirmations of mailed tokens (password reset, email verification) one address may
+        /// send per hour that do not succeed (`CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR`).
+        var tokenConfirmsPerAddressPerHour = 20
+        /// Password-reset mails one email address may be sent per hour, however many addresses
+        /// ask (`CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR`).
+        var resetMailsPerEmailPerHour = 5
     }
 
     private struct Bucket { var tokens: Double; var at: Date }
@@ -35,6 +44,8 @@ final class AuthThrottle: Sendable {
         var exports: [String: Bucket] = [:]
         var imports: [String: Bucket] = [:]
         var analytics: [String: Bucket] = [:]
+        var confirms: [String: Bucket] = [:]
+        var resetMails: [String: Bucket] = [:]
         var accounts: [String: Failures] = [:]
         var addresses: [String: Failures] = [:]
     }
@@ -72,6 +83,34 @@ final class AuthThrottle: Sendable {
     func admitAnalytics(user: String, now: Date = Date()) throws {
         if let wait = take(\.analytics, user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
             throw Self.refusal("too many analytics batches from this account", wait)
+        }
+    }
+
+    /// Takes one confirmation of a mailed token from `address`'s bucket, or throws `CA019`.
+    /// A confirmation that succeeds gives it back (``refundTokenConfirm(address:)``), so only
+    /// made-up, used or expired tokens use the limit up: guessing tokens is bounded, answering
+    /// one's own mails is not.
+    func admitTokenConfirm(address: String, now: Date = Date()) throws {
+        if let wait = take(\.confirms, address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
+            throw Self.refusal("too many token confirmations from this address", wait)
+        }
+    }
+
+    /// Gives back the confirmation ``admitTokenConfirm(address:)`` took (the token was good).
+    func refundTokenConfirm(address: String) {
+        let capacity = Double(limits.tokenConfirmsPerAddressPerHour)
+        state.withLock { s in
+            guard var b = s.confirms[address] else { return }
+            b.tokens = min(capacity, b.tokens + 1)
+            s.confirms[address] = b
+        }
+    }
+
+    /// Takes one reset mail from the bucket of `email` (its ``EmailKey`` form), or throws `CA019`.
+    /// The answer is the same whether or not the address has an account.
+    func admitResetMail(email: String, now: Date = Date()) throws {
+        if let wait = take(\.resetMails, email, perHour: limits.resetMailsPerEmailPerHour, now: now) {
+            throw Self.refusal("too many password-reset mails to this address; try again later", wait)
         }
     }
 

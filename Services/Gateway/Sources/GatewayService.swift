@@ -26,9 +26,13 @@ public enum GatewayService {
         limits.accountFailuresFree = try env.int("CHRONIR_LOGIN_FAILURES_FREE", limits.accountFailuresFree, in: 1...1_000_000)
         limits.addressFailuresFree = try env.int("CHRONIR_LOGIN_ADDRESS_FAILURES_FREE", limits.addressFailuresFree, in: 1...1_000_000)
         limits.maxBackoffSeconds = try env.int("CHRONIR_LOGIN_BACKOFF_MAX", limits.maxBackoffSeconds, in: 1...86_400)
+        limits.tokenConfirmsPerAddressPerHour = try env.int("CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR", limits.tokenConfirmsPerAddressPerHour,
+                                                            in: 1...10_000_000)
+        limits.resetMailsPerEmailPerHour = try env.int("CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR", limits.resetMailsPerEmailPerHour, in: 1...10_000)
         let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: limits))
 
         let router = Router(context: GatewayContext.self)
+        router.add(middleware: SecurityHeadersMiddleware())
         router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry))
         let allowed = AllowedMethods()
         let recent = RecentErrors()
@@ -45,7 +49,8 @@ public enum GatewayService {
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
-        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry)
+        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry,
+                          perUser: try env.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000))
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
         let opsToken = env.optional("CHRONIR_OPS_TOKEN")
         if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
@@ -64,9 +69,23 @@ public enum GatewayService {
         // dropped while it already sent its request can see the connection reset. The kernel
         // caps it at net.core.somaxconn.
         let backlog = try env.int("CHRONIR_HTTP_BACKLOG", 4096, in: 1...65535)
+        // A connection is closed when it has been idle this long (CHRONIR_HTTP_IDLE_TIMEOUT; 0
+        // turns it off): no request since it opened or since the last answer, or a request's
+        // body stalling. Hummingbird has no separate header timeout, but this one covers a slow
+        // header (slowloris): bytes of an unfinished head yield no HTTP part, so they do not
+        // reset the timer of its HTTPConnectionStateHandler, and the connection closes this long
+        // after it opened however the bytes trickle. While an answer is being written (a live
+        // stream) the timer does nothing. 75 s, longer than the 60 s a client pool (such as
+        // AsyncHTTPClient's) keeps an idle connection, so the client lets go first and never
+        // sends a request on a connection the server is closing.
+        let idle = try env.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
+        let connectionLimit = ConnectionLimit(perAddress: try env.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000),
+                                              telemetry: runtime.telemetry)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: connectionLimit.handlers(),
+                                                idleTimeout: idle > .zero ? TimeAmount(idle) : nil)),
             configuration: .init(address: .hostname(host, port: port), serverName: "chronir-gateway", backlog: backlog),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port

@@ -97,11 +97,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         try await answer(request, context: context, next: next)
     }
 
-    /// The error response, kept in ``recent`` when it is a server-side failure.
-    private func fail(_ error: ServiceError, _ request: Request, headers: HTTPFields = [:]) -> Response {
+    /// The error response, kept in ``recent`` when it is a server-side failure — under the
+    /// route's template (`/cal/:file`), never the request's path, which may hold a secret (a
+    /// feed token, an invitation code).
+    private func fail(_ error: ServiceError, _ request: Request, context: Context, headers: HTTPFields = [:]) -> Response {
         if error.code.httpStatus >= 500 {
-            recent.record(.init(at: Date(), method: request.method.rawValue, path: request.uri.path, status: error.code.httpStatus,
-                                code: error.code.rawValue, message: error.message, traceId: ServiceContext.current?.traceIdentity?.traceID))
+            recent.record(.init(at: Date(), method: request.method.rawValue, path: context.routeTemplate,
+                                status: error.code.httpStatus, code: error.code.rawValue, message: error.message,
+                                traceId: ServiceContext.current?.traceIdentity?.traceID))
         }
         return HTTPSupport.error(error, headers: headers)
     }
@@ -120,7 +123,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                 let after = error.details?["retryAfterSeconds"]?.intValue ?? (error.code == .serviceUnavailable ? 2 : nil)
                 if let after { headers[.retryAfter] = String(after) }
             }
-            return fail(error, request, headers: headers)
+            return fail(error, request, context: context, headers: headers)
         } catch let error as HTTPError {
             switch error.status {
             case .notFound, .methodNotAllowed:
@@ -135,11 +138,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     return HTTPSupport.error(ServiceError(.validationFailed, error.body ?? "bad request"))
                 }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
-                return fail(ServiceError(.internalError, "internal error"), request)
+                return fail(ServiceError(.internalError, "internal error"), request, context: context)
             }
         } catch {
             context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return fail(ServiceError(.internalError, "internal error"), request)
+            return fail(ServiceError(.internalError, "internal error"), request, context: context)
         }
     }
 }

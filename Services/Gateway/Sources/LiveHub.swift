@@ -55,22 +55,37 @@ final class LiveHub: EventApplier, Service {
         var arrived: Int64
     }
 
-    init(notifications: RPCClient, telemetry: Telemetry) {
+    /// The most live connections one user may hold at once (`CHRONIR_LIVE_STREAMS_PER_ACCOUNT`).
+    let perUser: Int
+
+    init(notifications: RPCClient, telemetry: Telemetry, perUser: Int = 10) {
         self.notifications = notifications
         self.telemetry = telemetry
+        self.perUser = perUser
     }
 
     /// Live connections now.
     var count: Int { connections.withLock { $0.values.reduce(0) { $0 + $1.count } } }
 
-    /// Registers a connection of `user`; the stream ends when ``unregister(_:user:)`` is called.
-    func register(user: String) -> (id: UInt64, stream: AsyncStream<Item>) {
+    /// Registers a connection of `user`, or nil when the user holds ``perUser`` already (checked
+    /// and counted at once, so concurrent opens cannot pass the cap). The connection is
+    /// unregistered when it is closed or released (``LiveConnection``).
+    func open(user: String) -> LiveConnection? {
         let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
-        connections.withLock { $0[user, default: [:]][id] = continuation }
-        return (id, stream)
+        let admitted = connections.withLock { all -> Bool in
+            guard (all[user]?.count ?? 0) < perUser else { return false }
+            all[user, default: [:]][id] = continuation
+            return true
+        }
+        guard admitted else {
+            continuation.finish()
+            return nil
+        }
+        return LiveConnection(hub: self, id: id, user: user, stream: stream)
     }
 
+    /// Ends connection `id` of `user` (its stream finishes); nothing when it is gone already.
     func unregister(_ id: UInt64, user: String) {
         let c = connections.withLock { all -> AsyncStream<Item>.Continuation? in
             let c = all[user]?.removeValue(forKey: id)

@@ -16,12 +16,13 @@ struct TelemetryMiddleware<Context: RequestContext>: RouterMiddleware {
         telemetry.tracer.extract(carrier, into: &parent, using: HeaderExtractor())
         let span = telemetry.tracer.startSpan("HTTP \(request.method)", context: parent, ofKind: .server)
         span.attributes["http.request.method"] = "\(request.method)"
-        span.attributes["url.path"] = request.uri.path
+        // No `url.path`: paths carry secrets (`/cal/<token>.ics`, `/v1/invitations/<code>`). The
+        // route's template (`http.route`) says which endpoint it was.
         let started = ContinuousClock.now
         var response = try await ServiceContext.$current.withValue(span.context) {
             try await next(request, context)
         }
-        let route = context.endpointPath ?? "unmatched"
+        let route = context.routeTemplate
         span.operationName = "HTTP \(request.method) \(route)"
         span.attributes["http.route"] = route
         let status = response.status.code

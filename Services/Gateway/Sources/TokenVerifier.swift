@@ -10,9 +10,14 @@ struct Caller: Sendable {
     var uid: String
     var session: String
     var email: String
+    /// Whether the account proved `email` (the token's `email_verified` claim).
+    var emailVerified: Bool
 
-    /// Headers that carry the session and email to the services.
-    var headers: [String: String] { [AuthHeaders.session: session, AuthHeaders.email: email] }
+    /// Headers that carry the session and email (and whether it is proven) to the services.
+    var headers: [String: String] {
+        emailVerified ? [AuthHeaders.session: session, AuthHeaders.email: email, AuthHeaders.emailVerified: "1"]
+            : [AuthHeaders.session: session, AuthHeaders.email: email]
+    }
 }
 
 /// The claims the accounts service puts in access tokens.
@@ -20,6 +25,8 @@ struct AccessClaims: JWTPayload {
     var sub: SubjectClaim
     var sid: String
     var email: String
+    /// Absent in tokens issued before the claim existed: not proven.
+    var email_verified: Bool?
     var exp: ExpirationClaim
     var iss: IssuerClaim
     var aud: AudienceClaim
@@ -32,6 +39,11 @@ struct AccessClaims: JWTPayload {
 /// Verifies bearer tokens locally with the public keys the accounts service serves
 /// (`accounts.keys`), refused when their session was revoked. Verified tokens are cached until
 /// they expire, so a busy client costs one signature check.
+///
+/// A token that fails verification may be signed with a key rotated in since the keys were
+/// loaded, so it makes the verifier fetch the keys again — at most once per
+/// ``failureRefreshInterval``, however many bad tokens arrive: a flood of garbage tokens costs
+/// the accounts service one request per interval, not one per token.
 final class TokenVerifier: Sendable {
     private let keys = JWTKeyCollection()
     private let loaded = Mutex<Set<String>>([])
@@ -40,16 +52,26 @@ final class TokenVerifier: Sendable {
     private let accounts: RPCClient
     private let revocations: RevocationList
     private let logger: Logger
+    /// The shortest time between two key fetches caused by tokens that failed verification.
+    let failureRefreshInterval: Duration
+    /// When a failed verification last fetched the keys.
+    private let lastFailureRefresh = Mutex<ContinuousClock.Instant?>(nil)
+    private let fetches = Atomic<Int>(0)
 
-    init(accounts: RPCClient, revocations: RevocationList, logger: Logger) {
+    init(accounts: RPCClient, revocations: RevocationList, logger: Logger, failureRefreshInterval: Duration = .seconds(10)) {
         self.accounts = accounts
         self.revocations = revocations
         self.logger = logger
+        self.failureRefreshInterval = failureRefreshInterval
     }
+
+    /// How many times the keys were requested from the accounts service (`accounts.keys`).
+    var keyFetches: Int { fetches.load(ordering: .relaxed) }
 
     /// Fetches the signing keys; returns whether any are loaded.
     @discardableResult
     func refreshKeys() async -> Bool {
+        _ = fetches.wrappingAdd(1, ordering: .relaxed)
         do {
             let published = try await accounts.call(AccountsMethods.Keys.self, Empty(), timeout: .seconds(2))
             for key in published.keys where !loaded.withLock({ $0.contains(key.kid) }) {
@@ -71,6 +93,19 @@ final class TokenVerifier: Sendable {
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
         }
+    }
+
+    /// Fetches the keys after a token failed verification, unless a failure fetched them less
+    /// than ``failureRefreshInterval`` ago; returns whether it fetched and keys are loaded.
+    private func refreshAfterFailure() async -> Bool {
+        let now = ContinuousClock.now
+        let due = lastFailureRefresh.withLock { last -> Bool in
+            if let previous = last, previous.duration(to: now) < failureRefreshInterval { return false }
+            last = now
+            return true
+        }
+        guard due else { return false }
+        return await refreshKeys()
     }
 
     /// The caller of a request with `authorization` header value, or a `CA012` error.
@@ -100,8 +135,9 @@ final class TokenVerifier: Sendable {
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
             throw ServiceError(.authRequired, "access token expired")
         } catch {
-            // An unknown key id may mean the keys were rotated: reload once.
-            if await refreshKeys(), let again = try? await keys.verify(token, as: AccessClaims.self) {
+            // An unknown key id may mean the keys were rotated: reload (at most once per
+            // interval) and try again.
+            if await refreshAfterFailure(), let again = try? await keys.verify(token, as: AccessClaims.self) {
                 claims = again
             } else {
                 throw ServiceError(.authRequired, "access token is not valid")
@@ -112,7 +148,8 @@ final class TokenVerifier: Sendable {
                 throw ServiceError(.authRequired, "access token was not issued for this API")
             }
         }
-        let caller = Caller(uid: claims.sub.value, session: claims.sid, email: claims.email)
+        let caller = Caller(uid: claims.sub.value, session: claims.sid, email: claims.email,
+                            emailVerified: claims.email_verified == true)
         guard !revocations.isRevoked(caller.session) else { throw ServiceError(.authRequired, "this session was signed out") }
         cache.withLock { c in
             if c.count > 100_000 { c.removeAll() }

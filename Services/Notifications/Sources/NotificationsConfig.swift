@@ -21,6 +21,9 @@ struct NotificationsConfig: Sendable {
     /// Webhooks: `CHRONIR_WEBHOOK_SECRET` (HMAC key), `CHRONIR_WEBHOOK_ALLOW_HTTP` (default false).
     var webhookSecret: String?
     var webhookAllowHTTP: Bool
+    /// `CHRONIR_WEBHOOK_ALLOW_PRIVATE` (default false): deliver webhooks to loopback, private and
+    /// other internal addresses too (local development and tests; see ``WebhookClients``).
+    var webhookAllowPrivate: Bool
     /// `CHRONIR_PUSH_CA_FILE`: extra trusted CA certificates (PEM) for provider connections.
     var extraCAFile: String?
     /// `CHRONIR_PUSH_RETRY_BASE` (1 s), `CHRONIR_PUSH_RETRY_MAX` (60 s), `CHRONIR_PUSH_MAX_TRIES` (5).
@@ -54,6 +57,7 @@ struct NotificationsConfig: Sendable {
         }
         webhookSecret = e.optional("CHRONIR_WEBHOOK_SECRET")
         webhookAllowHTTP = try e.bool("CHRONIR_WEBHOOK_ALLOW_HTTP", false)
+        webhookAllowPrivate = try e.bool("CHRONIR_WEBHOOK_ALLOW_PRIVATE", false)
         extraCAFile = e.optional("CHRONIR_PUSH_CA_FILE")
         retry = RetryPolicy(base: try e.duration("CHRONIR_PUSH_RETRY_BASE", .seconds(1)), max: try e.duration("CHRONIR_PUSH_RETRY_MAX", .seconds(60)),
                             tries: try e.int("CHRONIR_PUSH_MAX_TRIES", 5, in: 1...100))
@@ -69,8 +73,8 @@ struct NotificationsConfig: Sendable {
         return text
     }
 
-    /// The HTTP client for every provider (HTTP/2 where the server offers it, as APNs does).
-    func makeHTTPClient(eventLoopGroup: any EventLoopGroup) throws -> HTTPClient {
+    /// The TLS settings of provider connections: the system's roots and `CHRONIR_PUSH_CA_FILE`'s.
+    func makeTLSConfiguration() throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let file = extraCAFile {
             do {
@@ -79,22 +83,37 @@ struct NotificationsConfig: Sendable {
                 throw ServiceEnvironment.Invalid("CHRONIR_PUSH_CA_FILE: cannot read certificates from \(file): \(error)")
             }
         }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        return tls
+    }
+
+    /// The HTTP client for APNs and FCM (HTTP/2 where the server offers it, as APNs does).
+    /// Webhooks have clients of their own (``makeWebhookClients(eventLoopGroup:)``).
+    func makeHTTPClient(eventLoopGroup: any EventLoopGroup) throws -> HTTPClient {
+        var configuration = HTTPClient.Configuration(tlsConfiguration: try makeTLSConfiguration())
         configuration.httpVersion = .automatic
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(32, concurrency))
         return HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
     }
 
-    /// The configured providers by name.
-    func makeProviders(client: HTTPClient) async throws -> [String: any PushProvider] {
+    /// The webhook clients (no redirects, short timeouts, destinations checked unless
+    /// ``webhookAllowPrivate``), or nil when webhooks are not configured. Shut them down.
+    func makeWebhookClients(eventLoopGroup: any EventLoopGroup) throws -> WebhookClients? {
+        guard webhookSecret != nil else { return nil }
+        let configuration = WebhookClients.configuration(tls: try makeTLSConfiguration(), concurrency: concurrency)
+        return WebhookClients(eventLoopGroup: eventLoopGroup, configuration: configuration, allowPrivate: webhookAllowPrivate)
+    }
+
+    /// The configured providers by name: APNs and FCM on `client`, webhooks on `webhooks`.
+    func makeProviders(client: HTTPClient, webhooks: WebhookClients?) async throws -> [String: any PushProvider] {
         var providers: [String: any PushProvider] = [:]
         if let apns { providers[PushProviderKind.apns.rawValue] = try await APNsProvider(configuration: apns, client: client) }
         if let account = fcmAccount, let project = fcmProject {
             let oauth = try await GoogleOAuth(account: account, scope: FCMProvider.scope, client: client)
             providers[PushProviderKind.fcm.rawValue] = FCMProvider(baseURL: fcmURL, projectId: project, oauth: oauth, client: client)
         }
-        if let secret = webhookSecret {
-            providers[PushProviderKind.webhook.rawValue] = WebhookProvider(secret: SymmetricKey(data: Data(secret.utf8)), client: client, allowHTTP: webhookAllowHTTP)
+        if let secret = webhookSecret, let webhooks {
+            providers[PushProviderKind.webhook.rawValue] = WebhookProvider(secret: SymmetricKey(data: Data(secret.utf8)), clients: webhooks,
+                                                                           allowHTTP: webhookAllowHTTP)
         }
         return providers
     }

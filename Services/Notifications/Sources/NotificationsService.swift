@@ -18,15 +18,22 @@ public enum NotificationsService {
         var parts = parts
         let config = try NotificationsConfig(environment: runtime.environment)
         let http = runtime.owning(try config.makeHTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
+        // Webhooks go to URLs users choose: clients of their own, checked destinations, no redirects.
+        let webhooks = try config.makeWebhookClients(eventLoopGroup: runtime.eventLoopGroup).map { clients in
+            runtime.owning(clients, "webhook http clients") { await $0.shutdown() }
+        }
         let providers: [String: any PushProvider]
         do {
-            providers = try await config.makeProviders(client: http)
+            providers = try await config.makeProviders(client: http, webhooks: webhooks)
         } catch {
             try? await http.shutdown()
             throw ServiceEnvironment.Invalid("push provider settings: \(error)")
         }
         let logger = runtime.logs.logger("deliveries")
         logger.info("push providers: \(providers.keys.sorted().joined(separator: ", "))")
+        if config.webhookAllowPrivate, webhooks != nil {
+            logger.warning("CHRONIR_WEBHOOK_ALLOW_PRIVATE is set: webhooks may reach loopback, private and other internal addresses")
+        }
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let store = NotificationStore(database: database)

@@ -21,12 +21,16 @@ public enum AccountsEvents {
         public var displayName: String
         public var timezone: String
         public var tier: Tier
-        public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier) {
+        /// Whether the user proved `email` (absent from events published before it existed:
+        /// read as not proven). Consumers that act on an address act only on a proven one.
+        public var emailVerified: Bool?
+        public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier, emailVerified: Bool? = nil) {
             self.uid = uid
             self.email = email
             self.displayName = displayName
             self.timezone = timezone
             self.tier = tier
+            self.emailVerified = emailVerified
         }
     }
 

@@ -110,6 +110,10 @@ public enum AuthHeaders {
     public static let session = "session"
     /// The caller's email (`email` claim), for invitation matching.
     public static let email = "email"
+    /// `"1"` when the caller proved the address in ``email`` (`email_verified` claim: a
+    /// verification mail answered, or an Apple/Google identity that asserted it); absent otherwise.
+    /// Invitations bound to an address are answered only by a caller who proved it.
+    public static let emailVerified = "email-verified"
 }
 
 /// Sign in with Apple or Google: the provider's ID token, verified against its published keys.

@@ -14,6 +14,8 @@ struct AccountsHandlers: Sendable {
     let refreshTTL: Duration
     let identities: IdentityTokens
     let mails: AccountMails
+    /// `CHRONIR_WEBHOOK_ALLOW_PRIVATE`: accept webhook URLs that point inside (tests, local runs).
+    var allowPrivateWebhooks = false
 
     var database: Database { store.database }
     var groups: GroupStore { GroupStore(database: store.database, outbox: outbox) }
@@ -217,7 +219,7 @@ struct AccountsHandlers: Sendable {
     // MARK: Devices
 
     func putDevice(_ uid: String, _ request: DeviceUpsert) async throws -> Device {
-        let d = try AccountValidation.device(request)
+        let d = try AccountValidation.device(request, allowPrivateWebhooks: allowPrivateWebhooks)
         let device: Device = try await outbox.transaction { c in
             let others = try await store.deviceCount(of: uid, besides: d.deviceId, on: c)
             guard others < AccountValidation.maxDevicesPerUser else {
@@ -266,11 +268,13 @@ struct AccountsHandlers: Sendable {
     // MARK: Helpers
 
     func result(_ user: User, session: String, refresh: String) async throws -> AuthResult {
-        let access = try await issuer.accessToken(userID: user.uid, email: user.email, session: session)
+        let access = try await issuer.accessToken(userID: user.uid, email: user.email,
+                                                   emailVerified: !user.email.isEmpty && user.emailVerifiedAt != nil, session: session)
         return AuthResult(user: user, accessToken: access, refreshToken: refresh, expiresIn: Int(issuer.accessTTL.components.seconds))
     }
 
     func upserted(_ user: User) -> AccountsEvents.UserUpserted {
-        .init(uid: user.uid, email: user.email, displayName: user.displayName, timezone: user.settings.timezone, tier: user.tier)
+        .init(uid: user.uid, email: user.email, displayName: user.displayName, timezone: user.settings.timezone, tier: user.tier,
+              emailVerified: !user.email.isEmpty && user.emailVerifiedAt != nil)
     }
 }

@@ -45,6 +45,8 @@ extension AccountsHandlers {
                 // An account without an email takes the identity's, when verified and free.
                 if let email = identity.email, identity.emailVerified {
                     try await store.adoptIdentityEmail(email, for: actor, on: c)
+                    // The provider asserted the address the account already has: proven.
+                    try await store.proveEmail(email, of: actor, on: c)
                 }
             }
         }

@@ -7,7 +7,7 @@ extension AccountsHandlers {
     /// Queues a reset mail when `email` belongs to an account; the answer is the same either way,
     /// so the route does not tell who has an account.
     func requestPasswordReset(_ request: PasswordResetRequest) async throws -> Empty {
-        let key = request.email.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        let key = EmailKey.normalize(request.email)
         guard !key.isEmpty, key.count <= 254 else { throw ServiceError(.validationFailed, "email must be 1 to 254 characters") }
         try await database.transaction { c in
             for (uid, email, name) in try await store.resetRecipients(emailKey: key, on: c) {
@@ -18,13 +18,22 @@ extension AccountsHandlers {
     }
 
     /// Sets the password from a reset token (single use, unexpired) and ends every session.
+    ///
+    /// The token is looked up (one hash, one indexed read) before the password is hashed, so a
+    /// flood of made-up tokens costs no scrypt time. Answering the mail proves the address: an
+    /// account that had not proved it before drops the Apple/Google identities linked to it
+    /// (linked by whoever held it unproven — a pre-hijack) along with its sessions.
     func confirmPasswordReset(_ request: PasswordResetConfirmation) async throws -> Empty {
         try AccountValidation.password(request.password)
+        guard try await AccountMails.isLive(request.token, .reset, database: database) else {
+            throw ServiceError(.validationFailed, "token is not a valid reset token (unknown, used or expired)")
+        }
         let hash = try await hasher.hash(request.password)
         try await outbox.transaction { c in
-            guard let (uid, _) = try await AccountMails.consume(request.token, .reset, on: c, logger: database.logger) else {
+            guard let (uid, email) = try await AccountMails.consume(request.token, .reset, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid reset token (unknown, used or expired)")
             }
+            let before = try await store.user(id: uid, on: c)
             try await store.setPasswordHash(hash, of: uid, on: c)
             // Other reset links of the account stop working too.
             try await store.invalidateResetTokens(of: uid, on: c)
@@ -33,6 +42,16 @@ extension AccountsHandlers {
                 try await outbox.append(AccountsEvents.sessionRevoked, AccountsEvents.SessionRevoked(uid: uid, session: s), actor: uid, on: c)
             }
             try await store.deleteRefreshTokens(of: uid, on: c)
+            if let before, before.emailVerifiedAt == nil, try await store.markEmailVerified(of: uid, email: email, on: c) {
+                let dropped = try await store.deleteIdentities(of: uid, on: c)
+                if dropped > 0 {
+                    database.logger.notice("reset proved an unproven address: identities linked before were removed",
+                                           metadata: ["user": "\(uid)", "identities": "\(dropped)"])
+                }
+                if let user = try await store.user(id: uid, on: c) {
+                    try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: uid, on: c)
+                }
+            }
         }
         return Empty()
     }

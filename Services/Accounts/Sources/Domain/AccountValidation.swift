@@ -54,6 +54,14 @@ enum AccountValidation {
         }
     }
 
+    /// Refuses a webhook URL that points inside the deployment (server-side request forgery):
+    /// `CA016` with ``WebhookAddress/registrationProblem(_:)``'s message, which names `webhookUrl`.
+    static func webhookDestination(_ url: String) throws {
+        if let problem = WebhookAddress.registrationProblem(url) {
+            throw ServiceError(.validationFailed, problem)
+        }
+    }
+
     static func settings(_ s: UserSettings) throws {
         guard (1...10_080).contains(s.defaultSnoozeMinutes) else {
             throw ServiceError(.validationFailed, "settings.defaultSnoozeMinutes must be 1...10080")
@@ -67,7 +75,10 @@ enum AccountValidation {
         }
     }
 
-    static func device(_ d: DeviceUpsert) throws -> DeviceUpsert {
+    /// A device as stored: its provider filled in and every field checked. A `webhookUrl` must
+    /// also pass ``WebhookAddress/registrationProblem(_:)`` (no localhost, internal address,
+    /// credentials or low port) unless `allowPrivateWebhooks` (`CHRONIR_WEBHOOK_ALLOW_PRIVATE`).
+    static func device(_ d: DeviceUpsert, allowPrivateWebhooks: Bool) throws -> DeviceUpsert {
         var d = d
         guard d.deviceId.range(of: #"^[A-Za-z0-9._:-]{1,128}$"#, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "deviceId must be 1...128 characters of letters, digits, '.', '_', ':' or '-'")
@@ -84,11 +95,12 @@ enum AccountValidation {
         if let token = d.pushToken {
             guard !token.isEmpty, token.count <= 4096 else { throw ServiceError(.validationFailed, "pushToken must be 1...4096 characters") }
         }
-        if provider == .webhook {
-            guard let url = d.webhookUrl else { throw ServiceError(.validationFailed, "webhookUrl is required for the webhook provider") }
+        if provider == .webhook, d.webhookUrl == nil {
+            throw ServiceError(.validationFailed, "webhookUrl is required for the webhook provider")
+        }
+        if let url = d.webhookUrl {
             try self.url(url, field: "webhookUrl")
-        } else if let url = d.webhookUrl {
-            try self.url(url, field: "webhookUrl")
+            if !allowPrivateWebhooks { try webhookDestination(url) }
         }
         if let v = d.appVersion { try short(v, field: "appVersion", max: 32) }
         if let z = d.timezone { try timezone(z, field: "timezone") }

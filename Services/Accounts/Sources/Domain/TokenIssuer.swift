@@ -12,6 +12,8 @@ public struct AccessClaims: JWTPayload, Equatable {
     /// The session (refresh-token family) the token belongs to.
     public var sid: String
     public var email: String
+    /// Whether the account proved `email` (mail answered, or asserted by Apple/Google).
+    public var email_verified: Bool?
     public var exp: ExpirationClaim
     public var iat: IssuedAtClaim
     public var iss: IssuerClaim
@@ -57,9 +59,9 @@ final class TokenIssuer: Sendable {
     }
 
     /// A signed access token for `user` in `session`.
-    func accessToken(userID: String, email: String, session: String, now: Date = Date()) async throws -> String {
+    func accessToken(userID: String, email: String, emailVerified: Bool = false, session: String, now: Date = Date()) async throws -> String {
         let claims = AccessClaims(
-            sub: .init(value: userID), sid: session, email: email,
+            sub: .init(value: userID), sid: session, email: email, email_verified: emailVerified,
             exp: .init(value: now.addingTimeInterval(Double(accessTTL.components.seconds))),
             iat: .init(value: now), iss: .init(value: Self.issuer), aud: .init(value: [Self.audience])
         )

@@ -73,6 +73,19 @@ struct AccountMails: Sendable {
             """, logger: logger)
     }
 
+    /// Whether `token` is an unused, unexpired token of `purpose` (read only: one hash, one
+    /// indexed lookup — checked before anything expensive such as hashing a password).
+    static func isLive(_ token: String, _ purpose: Purpose, database: Database) async throws -> Bool {
+        guard !token.isEmpty, token.utf8.count <= 256 else { return false }
+        return try await database.query("""
+            SELECT 1 FROM email_tokens
+            WHERE token_hash = \(hash(token)) AND purpose = \(purpose.rawValue) AND used_at IS NULL AND expires_at > now()
+            """).first(Int.self) != nil
+    }
+
+    /// What a sent mail's body becomes: the link and code it carried are not kept anywhere.
+    static let redactedBody = "(sent; the body is not kept: it carried a single-use link)"
+
     /// Consumes a token of `purpose`: its user and the email it was sent to, or nil when it is
     /// unknown, used or expired. Locks the row, so a token is used once.
     static func consume(_ token: String, _ purpose: Purpose, on c: PostgresConnection, logger: Logger) async throws -> (uid: String, email: String)? {
@@ -96,6 +109,12 @@ struct MailSender: Sendable {
     let logger: Logger
 
     func sendDue() async throws {
+        // Mails never sent (no SMTP, or given up after 10 attempts) lose their body once the
+        // longest token in them has expired anyway (a day is longer than either lifetime).
+        try await database.query("""
+            UPDATE mail_outbox SET body = \(AccountMails.redactedBody)
+            WHERE sent_at IS NULL AND created_at < now() - interval '1 day' AND body <> \(AccountMails.redactedBody)
+            """).drain()
         let claimed = try await database.query("""
             UPDATE mail_outbox SET next_attempt_at = now() + interval '1 minute', attempts = attempts + 1
             WHERE id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND attempts < 10 AND next_attempt_at <= now()
@@ -111,7 +130,10 @@ struct MailSender: Sendable {
             }
             do {
                 try await pool.runIfActive { try smtp.send(to: recipient, subject: subject, body: body, messageID: "mail-\(id)") }
-                try await database.query("UPDATE mail_outbox SET sent_at = now(), last_error = NULL WHERE id = \(id)").drain()
+                // The body held a live token: once handed to the mail server it is not kept.
+                try await database.query("""
+                    UPDATE mail_outbox SET sent_at = now(), last_error = NULL, body = \(AccountMails.redactedBody) WHERE id = \(id)
+                    """).drain()
                 logger.info("mail sent", metadata: ["mail": "\(id)", "subject": "\(subject)"])
             } catch {
                 let wait = min(3600, 5 << min(attempts, 10))

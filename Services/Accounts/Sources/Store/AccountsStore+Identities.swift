@@ -1,3 +1,4 @@
+import Contracts
 import Persistence
 import PostgresNIO
 
@@ -17,11 +18,31 @@ extension AccountsStore {
             """, logger: database.logger)
     }
 
-    /// Gives an account without an email the identity's `email`, unless another account holds it.
+    /// Gives an account without an email the identity's `email` (proven: the provider asserted
+    /// it), unless another account holds it.
     func adoptIdentityEmail(_ email: String, for uid: String, on c: PostgresConnection) async throws {
         try await c.query("""
-            UPDATE users SET email = \(email), email_key = \(email.lowercased()), updated_at = now()
-            WHERE id = \(uid) AND email = '' AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(email.lowercased()))
+            UPDATE users SET email = \(email), email_key = \(EmailKey.normalize(email)), email_verified_at = now(), updated_at = now()
+            WHERE id = \(uid) AND email = '' AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(EmailKey.normalize(email)))
+            """, logger: database.logger)
+    }
+}
+
+extension AccountsStore {
+    /// Unlinks every Apple/Google identity of the account; returns how many there were.
+    func deleteIdentities(of uid: String, on c: PostgresConnection) async throws -> Int {
+        var n = 0
+        for try await _ in try await c.query("DELETE FROM identities WHERE user_id = \(uid) RETURNING 1", logger: database.logger)
+            .decode(Int.self) { n += 1 }
+        return n
+    }
+
+    /// Marks the account's email proven when it is `email` (case-insensitively): an Apple or
+    /// Google identity linked from a signed-in session asserted that address.
+    func proveEmail(_ email: String, of uid: String, on c: PostgresConnection) async throws {
+        try await c.query("""
+            UPDATE users SET email_verified_at = now(), updated_at = now()
+            WHERE id = \(uid) AND email_verified_at IS NULL AND email <> '' AND lower(email) = lower(\(email))
             """, logger: database.logger)
     }
 }

@@ -39,7 +39,7 @@ struct AccountsStore: Sendable {
         let settingsJSON = String(decoding: try JSONCoding.encode(settings), as: UTF8.self)
         let rows = try await c.query("""
             INSERT INTO users (id, email, email_key, password_hash, display_name, settings, platform)
-            VALUES (\(id), \(email), \(emailKey ?? email.lowercased()), \(passwordHash), \(displayName), \(settingsJSON)::jsonb, \(platform))
+            VALUES (\(id), \(email), \(emailKey ?? EmailKey.normalize(email)), \(passwordHash), \(displayName), \(settingsJSON)::jsonb, \(platform))
             ON CONFLICT (email_key) DO NOTHING
             RETURNING \(unescaped: Self.userColumns)
             """, logger: database.logger)
@@ -48,19 +48,19 @@ struct AccountsStore: Sendable {
 
     /// The user id and password hash for an email.
     func credentials(email: String) async throws -> (id: String, email: String, hash: String)? {
-        let rows = try await database.query("SELECT id, email, password_hash FROM users WHERE email_key = \(email.lowercased())")
+        let rows = try await database.query("SELECT id, email, password_hash FROM users WHERE email_key = \(EmailKey.normalize(email))")
         for try await (id, email, hash) in rows.decode((String, String, String).self) { return (id, email, hash) }
         return nil
     }
 
-    /// The id of the account whose sign-in key is `email` (lowercased).
+    /// The id of the account whose sign-in key is `email` (its ``EmailKey`` form).
     func userID(email: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT id FROM users WHERE email_key = \(email.lowercased())", logger: database.logger).first(String.self)
+        try await c.query("SELECT id FROM users WHERE email_key = \(EmailKey.normalize(email))", logger: database.logger).first(String.self)
     }
 
-    /// Whether an account's sign-in key is `email` (lowercased).
+    /// Whether an account's sign-in key is `email` (its ``EmailKey`` form).
     func emailTaken(_ email: String, on c: PostgresConnection) async throws -> Bool {
-        try await c.query("SELECT 1 FROM users WHERE email_key = \(email.lowercased())", logger: database.logger)
+        try await c.query("SELECT 1 FROM users WHERE email_key = \(EmailKey.normalize(email))", logger: database.logger)
             .first(Int.self) != nil
     }
 
@@ -103,11 +103,13 @@ struct AccountsStore: Sendable {
         try await c.query("SELECT password_hash FROM users WHERE id = \(uid) FOR UPDATE", logger: database.logger).first(String.self)
     }
 
-    /// Gives the account an email (its sign-in key) and password; false when another account holds the email.
+    /// Gives the account an email (its sign-in key) and password; false when another account holds
+    /// the email. A new address is unproven until its verification mail is answered.
     func setCredentials(email: String, passwordHash hash: String, of uid: String, on c: PostgresConnection) async throws -> Bool {
         let rows = try await c.query("""
-            UPDATE users SET email = \(email), email_key = \(email.lowercased()), password_hash = \(hash), updated_at = now()
-            WHERE id = \(uid) AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(email.lowercased()) AND id <> \(uid))
+            UPDATE users SET email = \(email), email_key = \(EmailKey.normalize(email)), password_hash = \(hash), updated_at = now(),
+                email_verified_at = CASE WHEN lower(email) = lower(\(email)) THEN email_verified_at END
+            WHERE id = \(uid) AND NOT EXISTS (SELECT 1 FROM users WHERE email_key = \(EmailKey.normalize(email)) AND id <> \(uid))
             RETURNING id
             """, logger: database.logger)
         return try await rows.first(String.self) != nil

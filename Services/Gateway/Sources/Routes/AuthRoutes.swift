@@ -2,7 +2,8 @@ import Contracts
 import Hummingbird
 import Messaging
 
-/// `/v1/auth/*`: sign-up, login, refresh, logout. Sign-up and login pass ``AuthThrottle``.
+/// `/v1/auth/*`: sign-up, login, refresh, logout, password reset and email verification.
+/// Sign-up, login, reset mails and token confirmations pass ``AuthThrottle``.
 enum AuthRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/auth/signup") { request, context in
@@ -12,7 +13,9 @@ enum AuthRoutes {
         }
         router.post("/v1/auth/login") { request, context in
             let body = try await HTTPSupport.object(request)
-            let account = body["email"]?.stringValue?.lowercased() ?? ""
+            // The account's key is the email's one normal form (trimmed, NFKC, case-folded):
+            // " v@x.com", "V@X.COM\t" and "ｖ@ｘ.com" are one account to the lockout.
+            let account = EmailKey.normalize(body["email"]?.stringValue ?? "")
             try g.throttle.admitLogin(account: account, address: context.peer)
             do {
                 let response = try await g.forward(AccountsMethods.Login.self, g.clients.accounts, payload: try JSONCoding.encode(body), caller: nil)
@@ -56,18 +59,21 @@ enum AuthRoutes {
             return try await g.forward(AccountsMethods.Link.self, g.clients.accounts, payload: try JSONCoding.encode(body), caller: caller)
         }
         // Password reset and email verification (the mails go out from the accounts service).
+        // A reset mail is limited per asking address (with sign-ups) and per email address, so
+        // nobody can flood one inbox from many addresses.
         router.post("/v1/auth/password-reset") { request, context in
-            let payload = try await HTTPSupport.payload(request)
+            let body = try await HTTPSupport.object(request)
             try g.throttle.admitSignup(address: context.peer)
-            return try await g.forward(AccountsMethods.RequestPasswordReset.self, g.clients.accounts, payload: payload, caller: nil, status: .accepted)
+            let email = EmailKey.normalize(body["email"]?.stringValue ?? "")
+            if !email.isEmpty { try g.throttle.admitResetMail(email: email) }
+            return try await g.forward(AccountsMethods.RequestPasswordReset.self, g.clients.accounts, payload: try JSONCoding.encode(body),
+                                       caller: nil, status: .accepted)
         }
-        router.post("/v1/auth/password-reset/confirm") { request, _ in
-            try await g.forward(AccountsMethods.ConfirmPasswordReset.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
-                                caller: nil, status: .noContent)
+        router.post("/v1/auth/password-reset/confirm") { request, context in
+            try await confirm(AccountsMethods.ConfirmPasswordReset.self, request, address: context.peer, gateway: g)
         }
-        router.post("/v1/auth/verify-email") { request, _ in
-            try await g.forward(AccountsMethods.ConfirmVerification.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
-                                caller: nil, status: .noContent)
+        router.post("/v1/auth/verify-email") { request, context in
+            try await confirm(AccountsMethods.ConfirmVerification.self, request, address: context.peer, gateway: g)
         }
         router.post("/v1/me/email-verification") { request, _ in
             let caller = try await g.caller(request)
@@ -81,5 +87,16 @@ enum AuthRoutes {
             return try await g.forward(AccountsMethods.Logout.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
                                        caller: caller, status: .noContent)
         }
+    }
+
+    /// Forwards the confirmation of a mailed token (`method`, answered 204) under the
+    /// per-address limit on confirmations; one that succeeds gives its turn back, so the limit
+    /// bounds guessing tokens, not answering mails.
+    static func confirm(_ method: any RPCMethod.Type, _ request: Request, address: String, gateway g: Gateway) async throws -> Response {
+        let payload = try await HTTPSupport.payload(request)
+        try g.throttle.admitTokenConfirm(address: address)
+        let response = try await g.forward(method, g.clients.accounts, payload: payload, caller: nil, status: .noContent)
+        g.throttle.refundTokenConfirm(address: address)
+        return response
     }
 }

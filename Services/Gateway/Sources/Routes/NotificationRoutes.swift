@@ -27,9 +27,17 @@ enum NotificationRoutes {
             let header = try cursor(request.headers[.init("Last-Event-ID")!])
             let query = try cursor(request.uri.queryParameters.get("lastEventId"))
             let last = header ?? query
-            return events(g, hub: hub, caller: caller, after: last)
+            guard let connection = hub.open(user: caller.uid) else {
+                // Streams of a client that left unseen end at the next ping (CHRONIR_SSE_PING).
+                throw ServiceError(.rateLimited, "this account has \(hub.perUser) live streams open already",
+                                   details: .object(["retryAfterSeconds": .number(Double(liveRetryAfterSeconds))]))
+            }
+            return events(g, connection: connection, caller: caller, after: last)
         }
     }
+
+    /// What a refused live stream is told to wait (`Retry-After`).
+    static let liveRetryAfterSeconds = 30
 
     static func cursor(_ text: String?) throws -> Int64? {
         guard let text, !text.isEmpty else { return nil }
@@ -59,12 +67,12 @@ enum NotificationRoutes {
         return buffer
     }
 
-    /// Registers first, then sends what the inbox holds after `after` (when resuming), then the
-    /// live notifications, skipping any already sent: no gap, no duplicate.
-    static func events(_ g: Gateway, hub: LiveHub, caller: Caller, after: Int64?) -> Response {
+    /// Registered first (`connection`, counted toward the account's cap before the answer), then
+    /// sends what the inbox holds after `after` (when resuming), then the live notifications,
+    /// skipping any already sent: no gap, no duplicate.
+    static func events(_ g: Gateway, connection: LiveConnection, caller: Caller, after: Int64?) -> Response {
         let body = ResponseBody { writer in
-            let (id, stream) = hub.register(user: caller.uid)
-            defer { hub.unregister(id, user: caller.uid) }
+            defer { connection.close() }
             try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
             var last = after ?? Int64.max
             if let after {
@@ -80,7 +88,7 @@ enum NotificationRoutes {
                     more = page.hasMore
                 }
             }
-            for await item in stream {
+            for await item in connection.stream {
                 switch item {
                 case .notifications(let frames):
                     var out = ByteBuffer()

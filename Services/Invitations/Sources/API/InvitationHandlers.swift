@@ -18,20 +18,43 @@ struct InvitationHandlers: Sendable {
 
     func register(into router: inout RPCRouter) {
         router.on(InvitationsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor(), ctx: ctx) }
-        router.on(InvitationsMethods.List.self) { req, ctx in try await list(req.role, actor: try ctx.requireActor(), email: Self.email(ctx)) }
+        router.on(InvitationsMethods.List.self) { req, ctx in try await list(req.role, actor: try ctx.requireActor(), caller: Self.address(ctx)) }
         router.on(InvitationsMethods.Get.self) { req, ctx in
-            _ = try ctx.requireActor()
-            guard let i = try await store.invitation(req.code) else { throw Self.notFound }
-            return i
+            try await view(req.code, actor: try ctx.requireActor(), caller: Self.address(ctx), headers: ctx.envelope.headers)
         }
-        router.on(InvitationsMethods.Accept.self) { req, ctx in try await accept(req.code, actor: try ctx.requireActor(), email: Self.email(ctx)) }
-        router.on(InvitationsMethods.Decline.self) { req, ctx in try await decline(req.code, actor: try ctx.requireActor(), email: Self.email(ctx)) }
+        router.on(InvitationsMethods.Accept.self) { req, ctx in try await accept(req.code, actor: try ctx.requireActor(), caller: Self.address(ctx)) }
+        router.on(InvitationsMethods.Decline.self) { req, ctx in try await decline(req.code, actor: try ctx.requireActor(), caller: Self.address(ctx)) }
         router.on(InvitationsMethods.Revoke.self) { req, ctx in try await revoke(req.code, actor: try ctx.requireActor()) }
     }
 
     static let notFound = ServiceError(.notFound, "no such invitation")
 
-    static func email(_ ctx: RPCContext) -> String? { ctx.envelope.headers[AuthHeaders.email]?.lowercased() }
+    static func email(_ ctx: RPCContext) -> String? { ctx.envelope.headers[AuthHeaders.email].map { EmailKey.normalize($0) } }
+
+    /// The caller's address as the gateway forwarded it from the access token, and whether the
+    /// account proved it (a verification mail answered, or asserted by Apple/Google).
+    struct CallerAddress: Sendable {
+        var email: String?
+        var proven: Bool
+
+        /// Whether `invitee` (an invitation's address) is this caller's address; an empty one
+        /// (a deleted invitee's) is nobody's.
+        func holds(_ invitee: String) -> Bool {
+            guard let email, !email.isEmpty, !invitee.isEmpty else { return false }
+            return EmailKey.normalize(invitee) == email
+        }
+    }
+
+    static func address(_ ctx: RPCContext) -> CallerAddress {
+        CallerAddress(email: email(ctx), proven: ctx.envelope.headers[AuthHeaders.emailVerified] == "1")
+    }
+
+    static func unproven() -> ServiceError {
+        ServiceError(.emailNotVerified, """
+            this invitation was sent to your address, which this account has not proved yet: open the link of the \
+            verification mail (POST /v1/me/email-verification sends one), sign in again, then answer it
+            """)
+    }
 
     /// 128 random bits, URL-safe base64 without padding (22 characters).
     static func newCode() -> String {
@@ -45,7 +68,7 @@ struct InvitationHandlers: Sendable {
         guard req.type == "alarm" || req.type == "group" else { throw ServiceError(.validationFailed, "type must be alarm or group") }
         guard !req.referenceId.isEmpty else { throw ServiceError(.validationFailed, "referenceId is required") }
         let email = try req.inviteeEmail.map { e -> String in
-            let t = e.trimmingCharacters(in: .whitespaces).lowercased()
+            let t = EmailKey.normalize(e)
             guard t.count <= 254, t.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) != nil else {
                 throw ServiceError(.validationFailed, "inviteeEmail is not an email address")
             }
@@ -98,10 +121,11 @@ struct InvitationHandlers: Sendable {
         return invitation
     }
 
-    func list(_ role: String, actor: String, email: String?) async throws -> InvitationsMethods.List.Response {
+    func list(_ role: String, actor: String, caller: CallerAddress) async throws -> InvitationsMethods.List.Response {
         switch role {
         case "invitee":
-            guard let email else { return .init(invitations: []) }
+            // Invitations to an address are listed only to an account that proved it.
+            guard let email = caller.email, !email.isEmpty, caller.proven else { return .init(invitations: []) }
             return .init(invitations: try await store.pendingInvitations(forEmail: email))
         case "inviter":
             return .init(invitations: try await store.invitations(byInviter: actor))
@@ -110,11 +134,35 @@ struct InvitationHandlers: Sendable {
         }
     }
 
+    /// An invitation as `actor` may see it (`GET /v1/invitations/{code}`): whole to its inviter,
+    /// to its invitee once they proved the address, and to the owner and admins of its group; an
+    /// open link (no address) shows anyone else only what the accept screen needs. A direct
+    /// invitation is not found for anyone else (its address, inviter and state are not theirs).
+    func view(_ code: String, actor: String, caller: CallerAddress, headers: [String: String]) async throws -> Invitation {
+        guard let i = try await store.invitation(code) else { throw Self.notFound }
+        if i.inviterId == actor { return i }
+        if let invitee = i.inviteeEmail, caller.holds(invitee) {
+            guard caller.proven else { throw Self.unproven() }
+            return i
+        }
+        if i.type == "group",
+           let role = try await accounts.call(GroupMethods.Membership.self, .init(groupId: i.referenceId, uid: actor)).role, role.manages {
+            return i
+        }
+        guard i.inviteeEmail == nil else { throw Self.notFound }
+        var open = i
+        open.acceptedBy = nil
+        open.acceptedAt = nil
+        return open
+    }
+
     /// The invitation if it can still be answered by `actor`; an expired one is marked so first.
-    func pending(_ code: String, actor: String, email: String?, on c: PostgresConnection) async throws -> Invitation {
+    /// One bound to an address is answered only by an account that proved that address.
+    func pending(_ code: String, actor: String, caller: CallerAddress, on c: PostgresConnection) async throws -> Invitation {
         guard let i = try await store.lock(code, on: c) else { throw Self.notFound }
-        if let invitee = i.inviteeEmail, invitee.lowercased() != email {
-            throw ServiceError(.permissionDenied, "this invitation was sent to someone else")
+        if let invitee = i.inviteeEmail {
+            guard caller.holds(invitee) else { throw ServiceError(.permissionDenied, "this invitation was sent to someone else") }
+            guard caller.proven else { throw Self.unproven() }
         }
         switch i.status {
         case "pending": break
@@ -126,11 +174,11 @@ struct InvitationHandlers: Sendable {
         return i
     }
 
-    func accept(_ code: String, actor: String, email: String?) async throws -> Invitation {
+    func accept(_ code: String, actor: String, caller: CallerAddress) async throws -> Invitation {
         // An invitation found expired is marked so (and announced) in a transaction that
         // commits; the refusal is thrown after. (Thrown inside, it rolled the mark back.)
         let outcome: AcceptOutcome = try await store.outbox.transaction { c in
-            let i = try await pending(code, actor: actor, email: email, on: c)
+            let i = try await pending(code, actor: actor, caller: caller, on: c)
             if i.expiresAt <= Date() {
                 _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
                 return .expired(at: i.expiresAt)
@@ -154,9 +202,9 @@ struct InvitationHandlers: Sendable {
         case expired(at: Date)
     }
 
-    func decline(_ code: String, actor: String, email: String?) async throws -> Invitation {
+    func decline(_ code: String, actor: String, caller: CallerAddress) async throws -> Invitation {
         let result: Invitation = try await store.outbox.transaction { c in
-            let i = try await pending(code, actor: actor, email: email, on: c)
+            let i = try await pending(code, actor: actor, caller: caller, on: c)
             guard i.inviteeEmail != nil else {
                 throw ServiceError(.validationFailed, "a link invitation cannot be declined; just do not accept it")
             }

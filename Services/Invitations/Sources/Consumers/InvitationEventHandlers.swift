@@ -13,16 +13,22 @@ struct InvitationEventHandlers: Sendable {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted)
         h.on(AccountsEvents.userUpserted) { u, ctx, c in
-            try await store.upsertUser(uid: u.uid, email: u.email, displayName: u.displayName, tier: u.tier, on: c, logger: ctx.logger)
+            try await store.upsertUser(uid: u.uid, email: u.email, displayName: u.displayName, tier: u.tier,
+                                       emailVerified: u.emailVerified ?? false, on: c, logger: ctx.logger)
         }
         h.on(AccountsEvents.userDeleted) { u, ctx, c in
+            // Only an owner who proved the address speaks for it: an account that merely signed
+            // up with someone's address cannot revoke the invitations sent to that person.
+            let proven = try await store.emailVerified(u.uid, on: c)
             try await store.deleteUser(u.uid, on: c, logger: ctx.logger)
             // Sent: revoked (announced), then gone. Received: revoked if pending, and kept in
             // the inviter's list without the address or the uid.
             try await store.revokePending(inviter: u.uid, reason: "inviter deleted", on: c)
             try await store.deleteInvitations(byInviter: u.uid, on: c, logger: ctx.logger)
-            try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)
-            try await store.forgetInvitee(uid: u.uid, email: u.email, on: c, logger: ctx.logger)
+            if proven {
+                try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)
+            }
+            try await store.forgetInvitee(uid: u.uid, email: proven ? u.email : "", on: c, logger: ctx.logger)
         }
         h.on(AccountsEvents.groupDeleted) { g, _, c in
             try await store.revokePending(reference: g.groupId, reason: "group deleted", on: c)

@@ -89,9 +89,10 @@ struct InvitationStore: Sendable {
         return (email, name, Tier(rawValue: tier) ?? .free)
     }
 
-    /// The uid of the user with this email address (compared with `lower(email)`), if known.
+    /// The uid of the user who proved this email address (compared with `lower(email)`), if
+    /// known: an account that only claims the address is not told of invitations sent to it.
     func uid(forEmail email: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT uid FROM users WHERE lower(email) = \(email)", logger: logger).first(String.self)
+        try await c.query("SELECT uid FROM users WHERE lower(email) = \(email) AND email_verified", logger: logger).first(String.self)
     }
 
     /// Serializes invitation creation by `inviter` until the transaction ends (`pg_advisory_xact_lock`).
@@ -136,11 +137,19 @@ struct InvitationStore: Sendable {
 
     /// Inserts or updates a user (email, display name, tier) as accounts published them; logs
     /// with `logger` (the event's).
-    func upsertUser(uid: String, email: String, displayName: String, tier: Tier, on c: PostgresConnection, logger: Logger) async throws {
+    func upsertUser(uid: String, email: String, displayName: String, tier: Tier, emailVerified: Bool,
+                    on c: PostgresConnection, logger: Logger) async throws {
         try await c.query("""
-            INSERT INTO users (uid, email, display_name, tier) VALUES (\(uid), \(email), \(displayName), \(tier.rawValue))
-            ON CONFLICT (uid) DO UPDATE SET email = excluded.email, display_name = excluded.display_name, tier = excluded.tier
+            INSERT INTO users (uid, email, display_name, tier, email_verified)
+            VALUES (\(uid), \(email), \(displayName), \(tier.rawValue), \(emailVerified))
+            ON CONFLICT (uid) DO UPDATE SET email = excluded.email, display_name = excluded.display_name, tier = excluded.tier,
+                email_verified = excluded.email_verified
             """, logger: logger)
+    }
+
+    /// Whether the user proved their address, as accounts last published it (false when unknown).
+    func emailVerified(_ uid: String, on c: PostgresConnection) async throws -> Bool {
+        try await c.query("SELECT email_verified FROM users WHERE uid = \(uid)", logger: logger).first(Bool.self) ?? false
     }
 
     /// Forgets a user (their row in `users`); logs with `logger` (the event's).

@@ -38,5 +38,10 @@ enum InvitationsMigrations {
             "CREATE INDEX invitations_expiry ON invitations (expires_at) WHERE status = 'pending'",
         ]),
         OutboxSchema.payloadStatistics(3),
+        // Whether a user proved their address: only a proven address's deletion revokes the
+        // invitations sent to it (anyone may sign up with an address they do not own).
+        Migration(4, "users' proven addresses", [
+            "ALTER TABLE users ADD COLUMN email_verified boolean NOT NULL DEFAULT false",
+        ]),
     ]
 }

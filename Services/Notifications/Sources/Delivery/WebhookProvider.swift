@@ -9,11 +9,23 @@ import NIOCore
 /// `POST <url>` with the notification as JSON and
 /// `X-Chronir-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>`.
 /// Receivers recompute the HMAC and refuse old timestamps. A 410 removes the endpoint.
+///
+/// The URL is the user's, so it must not reach inside the deployment: unless
+/// `CHRONIR_WEBHOOK_ALLOW_PRIVATE` is set, a URL ``WebhookAddress/registrationProblem(_:)``
+/// refuses, or whose host is or resolves to an internal address, fails for good without a
+/// connection, and the request goes only to an address that was checked (``WebhookClients``).
+/// Redirects are not followed (a 3xx fails), and the reason recorded for an error keeps the
+/// status and at most ``reasonBodyBytes`` of the body, without control characters.
 struct WebhookProvider: PushProvider {
     let secret: SymmetricKey
-    let client: HTTPClient
+    let clients: WebhookClients
     /// Plain `http://` endpoints are refused unless allowed (local development, tests).
     let allowHTTP: Bool
+
+    /// How much of an error body a reason keeps (it is logged, stored and exported).
+    static let reasonBodyBytes = 64
+    /// The most of a response body read (to reuse the connection); the rest is dropped.
+    static let readBodyBytes = 4096
 
     static func signature(secret: SymmetricKey, timestamp: Int, body: Data) -> String {
         var message = Data("\(timestamp).".utf8)
@@ -49,11 +61,26 @@ struct WebhookProvider: PushProvider {
     }
 
     func send(_ content: PushContent, to target: PushTarget) async -> PushResult {
-        guard let url = target.webhookUrl, let parsed = URL(string: url), let scheme = parsed.scheme else {
+        guard let url = target.webhookUrl, let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
             return PushResult(status: 0, outcome: .unregistered, reason: "no webhook URL")
         }
         guard scheme == "https" || (scheme == "http" && allowHTTP) else {
             return PushResult(status: 0, outcome: .failed, reason: "webhook URL must be https")
+        }
+        guard let host = WebhookClients.host(of: parsed) else {
+            return PushResult(status: 0, outcome: .failed, reason: "webhook URL has no host")
+        }
+        if !clients.allowPrivate, let problem = WebhookAddress.registrationProblem(url) {
+            return PushResult(status: 0, outcome: .failed, reason: problem)
+        }
+        let route = await clients.route(host: host)
+        switch route {
+        case .refused(let why):
+            return PushResult(status: 0, outcome: .failed, reason: why)
+        case .unresolved(let why):
+            return PushResult(status: 0, outcome: .retry, reason: why)
+        case .direct, .pinned:
+            break
         }
         guard let body = try? Self.body(content, target: target) else {
             return PushResult(status: 0, outcome: .failed, reason: "cannot encode the body")
@@ -67,8 +94,54 @@ struct WebhookProvider: PushProvider {
         request.headers.add(name: "x-chronir-signature",
                             value: Self.signature(secret: secret, timestamp: Int(Date().timeIntervalSince1970), body: body))
         request.body = .bytes(ByteBuffer(data: body))
-        return await ProviderHTTP.execute(client, request, timeout: .seconds(10), reason: { status, data in
-            "HTTP \(status): " + String(decoding: data.prefix(200), as: UTF8.self)
-        })
+        let prepared = request
+        return await clients.withClient(route, host: host) { client in
+            await Self.execute(client, prepared)
+        } ?? PushResult(status: 0, outcome: .retry, reason: "the webhook clients are shut down")
+    }
+
+    /// Sends `request` (5 s to the response head) and classifies the answer: 2xx sent, 410
+    /// unregistered, 429 and 5xx retried, anything else (a redirect too) failed.
+    static func execute(_ client: HTTPClient, _ request: HTTPClientRequest) async -> PushResult {
+        do {
+            let response = try await client.execute(request, timeout: .seconds(5))
+            let status = Int(response.status.code)
+            let head = await Self.head(of: response.body, upTo: readBodyBytes)
+            let reason = status < 300 ? nil : Self.reason(status: status, body: head)
+            return PushResult.classify(status: status, reason: reason, retryAfter: ProviderHTTP.retryAfter(response.headers))
+        } catch {
+            return .transport(error)
+        }
+    }
+
+    /// The first `limit` bytes (or a little more: whole chunks) of a response body; the rest is
+    /// not read.
+    static func head(of body: HTTPClientResponse.Body, upTo limit: Int) async -> [UInt8] {
+        var out: [UInt8] = []
+        do {
+            for try await chunk in body {
+                out.append(contentsOf: chunk.readableBytesView)
+                if out.count >= limit { break }
+            }
+        } catch {
+            // What arrived before the error is enough for a reason.
+        }
+        return out
+    }
+
+    /// `HTTP <status>`, with at most ``reasonBodyBytes`` of the body with control and format
+    /// characters removed; a redirect says it was not followed.
+    static func reason(status: Int, body: [UInt8]) -> String {
+        let text = String(decoding: body.prefix(reasonBodyBytes), as: UTF8.self)
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator: continue
+            default: kept.append(scalar)
+            }
+        }
+        let clean = String(kept).trimmingCharacters(in: .whitespaces)
+        let label = (300..<400).contains(status) ? "HTTP \(status) (redirects are not followed)" : "HTTP \(status)"
+        return clean.isEmpty ? label : "\(label): \(clean)"
     }
 }

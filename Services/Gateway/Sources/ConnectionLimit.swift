@@ -1,0 +1,110 @@
+import Messaging
+import NIOCore
+import Synchronization
+
+/// The cap on HTTP connections one peer address holds open at once
+/// (`CHRONIR_CONNECTIONS_PER_ADDRESS`; 0 = no cap). A connection past it is closed as soon as it
+/// is accepted, before anything is read from it, and counted in
+/// `chronir_gateway_connections_refused_total`.
+///
+/// Enforced by a handler in each connection's pipeline (``handlers()``, Hummingbird's
+/// `HTTP1Channel.Configuration.additionalChannelHandlers`). Behind a reverse proxy every
+/// connection comes from the proxy's address: raise the cap there or turn it off.
+final class ConnectionLimit: Sendable {
+    /// The most connections one address may hold (0: any number).
+    let perAddress: Int
+    private let held = Mutex<[String: Int]>([:])
+    private let telemetry: Telemetry
+
+    init(perAddress: Int, telemetry: Telemetry) {
+        self.perAddress = perAddress
+        self.telemetry = telemetry
+    }
+
+    /// The handlers for a new connection's pipeline: none when there is no cap.
+    func handlers() -> [any RemovableChannelHandler] {
+        perAddress > 0 ? [ConnectionLimitHandler(limit: self)] : []
+    }
+
+    /// Counts a connection of `address`; false (not counted) when the address holds the cap.
+    func admit(_ address: String) -> Bool {
+        let admitted = held.withLock { h -> Bool in
+            let n = h[address] ?? 0
+            guard n < perAddress else { return false }
+            h[address] = n + 1
+            return true
+        }
+        if !admitted { telemetry.counter("chronir_gateway_connections_refused_total").increment() }
+        return admitted
+    }
+
+    /// Uncounts a connection ``admit(_:)`` counted.
+    func release(_ address: String) {
+        held.withLock { h in
+            guard let n = h[address] else { return }
+            h[address] = n > 1 ? n - 1 : nil
+        }
+    }
+
+    /// The connections `address` holds now.
+    func count(_ address: String) -> Int { held.withLock { $0[address] ?? 0 } }
+}
+
+/// Counts its connection with a ``ConnectionLimit`` once the connection is active and closes it
+/// when its address holds the cap already; uncounts it when the connection ends. It reads
+/// nothing: what the HTTP decoder passes on goes through unchanged.
+final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    private let limit: ConnectionLimit
+    /// The address this connection was counted under (nil: not counted, or released).
+    private var counted: String?
+    private var decided = false
+
+    init(limit: ConnectionLimit) {
+        self.limit = limit
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // Accepted connections become active after their pipeline is set up; should one be
+        // active already, the close waits until the setup that is adding this handler is done.
+        if context.channel.isActive { decide(context, closeLater: true) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        decide(context, closeLater: false)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        release()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+    }
+
+    private func decide(_ context: ChannelHandlerContext, closeLater: Bool) {
+        guard !decided else { return }
+        decided = true
+        let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        if limit.admit(address) {
+            counted = address
+        } else if closeLater {
+            let channel = context.channel
+            context.eventLoop.execute { channel.close(promise: nil) }
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    private func release() {
+        guard let address = counted else { return }
+        counted = nil
+        limit.release(address)
+    }
+}
+
+@available(*, unavailable)
+extension ConnectionLimitHandler: Sendable {}

@@ -1,0 +1,110 @@
+import AccountsService
+import Foundation
+import Support
+@testable import SuiteSupport
+import Testing
+
+/// Account pre-hijacking, tried through the API as an attacker would: sign up first with the
+/// victim's address and a password, wait for the victim to "Continue with Google".
+@Suite("Pre-hijack: provider sign-in joins only proven addresses")
+struct PreHijackTests {
+    func withSuite(_ body: (TestSuite, IdentityProviderServer) async throws -> Void) async throws {
+        let idp = try IdentityProviderServer()
+        try await idp.start()
+        defer { idp.stop() }
+        try await withTestSuite(label: "hijack", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations, extra: idp.environment(), build: AccountsService.build)
+            try s.startGateway()
+        }) { s in try await body(s, idp) }
+    }
+
+    /// The single-use token of the newest mail to `email` with `subject`, read from the mail queue
+    /// (no SMTP server here: the queued mail is what the mailbox's owner would receive).
+    func mailedToken(_ s: TestSuite, to email: String, subject: String) async throws -> String? {
+        var body: String?
+        _ = await eventually {
+            body = try? await withDatabase(url: s.databaseURL, schema: "accounts") {
+                try await $0.query("""
+                    SELECT body FROM mail_outbox WHERE recipient = \(email) AND subject = \(subject) ORDER BY id DESC LIMIT 1
+                    """).first(String.self)
+            }
+            return body != nil
+        }
+        guard let body, let range = body.range(of: #"token=([A-Za-z0-9_-]+)"#, options: .regularExpression) else { return nil }
+        return String(body[range].dropFirst("token=".count))
+    }
+
+    @Test("an unproven account holding the address is not joined by Google/Apple (409 CA033); the mailbox's owner resets, which proves the address and ends the attacker's sessions, password and linked identities; then Google joins")
+    func preHijack() async throws {
+        try await withSuite { s, idp in
+            let victim = "victim-\(UInt32.random(in: 0...UInt32.max))@gmail.example.com"
+            // The attacker signs up first with the victim's address (nobody checks it) and links
+            // an Apple identity of their own, to keep a way in.
+            let signup = try await s.request(.POST, "/v1/auth/signup", json: ["email": victim, "password": "attacker pass", "displayName": "Mallory"])
+            #expect(signup.status == 201, "\(signup.text)")
+            let attackerUID = try #require(signup.json["user"]?["uid"]?.stringValue)
+            let attackerAccess = try #require(signup.json["accessToken"]?.stringValue)
+            let attackerRefresh = try #require(signup.json["refreshToken"]?.stringValue)
+            let attackersApple = try await idp.token("apple", sub: "mallory.apple", email: nil, nonce: "m1")
+            let linked = try await s.request(.POST, "/v1/auth/link", token: attackerAccess,
+                                             json: ["provider": "apple", "identityToken": attackersApple, "nonce": "m1"])
+            #expect(linked.status == 200, "\(linked.text)")
+
+            // The victim taps "Continue with Google": Google asserts the address, the account
+            // holding it never proved it — refused, not joined.
+            let google = { try await idp.token("google", sub: "victim-google", email: victim) }
+            let refused = try await s.request(.POST, "/v1/auth/google", json: ["idToken": try await google()])
+            #expect(refused.status == 409, "\(refused.text)")
+            #expect(refused.code == "CA033", "\(refused.text)")
+            #expect(refused.json["user"] == nil && refused.json["accessToken"] == nil)
+            // (Before this was fixed, the answer was 200 with the attacker's account.)
+
+            // The victim resets the password from the mail only they receive.
+            #expect(try await s.request(.POST, "/v1/auth/password-reset", json: ["email": victim]).status == 202)
+            let token = try #require(try await mailedToken(s, to: victim, subject: "Reset your Chronir password"))
+            let reset = try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": token, "password": "victim's own pass"])
+            #expect(reset.status == 204, "\(reset.text)")
+
+            // The attacker is out: password, refresh token, access token, and the Apple identity
+            // linked while the address was unproven.
+            #expect(try await s.request(.POST, "/v1/auth/login", json: ["email": victim, "password": "attacker pass"]).status == 401)
+            #expect(try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": attackerRefresh]).status == 401)
+            #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: attackerAccess))?.status == 401 })
+            let viaApple = try await s.request(.POST, "/v1/auth/apple",
+                                               json: ["identityToken": try await idp.token("apple", sub: "mallory.apple", email: nil, nonce: "m2"), "nonce": "m2"])
+            #expect(viaApple.status == 200, "\(viaApple.text)")
+            #expect(viaApple.json["user"]?["uid"]?.stringValue != attackerUID, "the attacker's Apple identity still reaches the account")
+
+            // The address is proven now: Google joins the victim's account.
+            let login = try await s.request(.POST, "/v1/auth/login", json: ["email": victim, "password": "victim's own pass"])
+            #expect(login.status == 200, "\(login.text)")
+            #expect(login.json["user"]?["emailVerifiedAt"]?.stringValue != nil, "\(login.text)")
+            let joined = try await s.request(.POST, "/v1/auth/google", json: ["idToken": try await google()])
+            #expect(joined.status == 200, "\(joined.text)")
+            #expect(joined.json["user"]?["uid"]?.stringValue == attackerUID, "the account (now the victim's) is joined")
+        }
+    }
+
+    @Test("a proven account is joined by a provider that asserts the address; an account made by Google has its address proven (its token says so)")
+    func provenJoins() async throws {
+        try await withSuite { s, idp in
+            let owner = try await s.signup("Prover")   // verified through the API
+            let google = try await s.request(.POST, "/v1/auth/google",
+                                             json: ["idToken": try await idp.token("google", sub: "g-proven", email: owner.email)])
+            #expect(google.status == 200, "\(google.text)")
+            #expect(google.json["user"]?["uid"]?.stringValue == owner.uid)
+
+            let fresh = "new-\(UInt32.random(in: 0...UInt32.max))@gmail.example.com"
+            let made = try await s.request(.POST, "/v1/auth/google", json: ["idToken": try await idp.token("google", sub: "g-new", email: fresh)])
+            #expect(made.status == 200, "\(made.text)")
+            #expect(made.json["user"]?["emailVerifiedAt"]?.stringValue != nil, "\(made.text)")
+            let access = try #require(made.json["accessToken"]?.stringValue)
+            let claims = try #require(access.split(separator: ".").dropFirst().first.flatMap { part -> [String: Any]? in
+                var b64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+                while b64.count % 4 != 0 { b64 += "=" }
+                return Data(base64Encoded: b64).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            })
+            #expect(claims["email_verified"] as? Bool == true, "\(claims)")
+        }
+    }
+}
