@@ -43,7 +43,8 @@ start() {
     pids+=($!)
 }
 start accounts 1; start alarms 2; start scheduler 3; start notifications 4; start invitations 5; start billing 6
-CHRONIR_HTTP_PORT=18080 CHRONIR_HTTP_HOST=127.0.0.1 "$bin/gateway" >"$dir/gateway.log" 2>&1 &
+# 10 000 live streams of one account from one address: the per-account and per-address caps off.
+CHRONIR_HTTP_PORT=18080 CHRONIR_HTTP_HOST=127.0.0.1 CHRONIR_LIVE_STREAMS_PER_ACCOUNT=1000000 CHRONIR_CONNECTIONS_PER_ADDRESS=0 "$bin/gateway" >"$dir/gateway.log" 2>&1 &
 gateway=$!
 pids+=($gateway)
 for i in $(seq 1 100); do

@@ -30,6 +30,8 @@ export CHRONIR_BUILD_CONFIG=release CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR
 export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=${CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR:-10000000}   # every user signs up from 127.0.0.1
+# The generator is one address with thousands of connections and live streams.
+export CHRONIR_CONNECTIONS_PER_ADDRESS=${CHRONIR_CONNECTIONS_PER_ADDRESS:-0} CHRONIR_LIVE_STREAMS_PER_ACCOUNT=${CHRONIR_LIVE_STREAMS_PER_ACCOUNT:-1000000}
 export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$PWD/.run/keys}   # make run generates them; chronirctl load uses the operator key
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # Handshakes the kernel dropped because a listen queue was full (the gateway's backlog), over the run.

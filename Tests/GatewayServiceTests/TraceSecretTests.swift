@@ -12,7 +12,7 @@ import Testing
 /// page's recent errors) names the route's template instead.
 @Suite("No secrets in traces")
 struct TraceSecretTests {
-    @Test("spans and the operations page's recent errors name the route template (/cal/:file, /v1/invitations/:code), never the secret in the path")
+    @Test("spans and the operations page's recent errors name the route template (/cal/{file}, /v1/invitations/{code}), never the secret in the path")
     func routeTemplateNotPath() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("spans-\(UUID().uuidString).jsonl").path
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -42,7 +42,7 @@ struct TraceSecretTests {
                 routes = text.split(separator: "\n").compactMap { line in
                     (try? JSONCoding.decode(FinishedSpan.self, from: Data(line.utf8)))?.attributes["http.route"]
                 }
-                return routes.contains("/cal/:file") && routes.contains("/v1/invitations/:code") && routes.contains("NotFound")
+                return routes.contains("/cal/{file}") && routes.contains("/v1/invitations/{code}") && routes.contains("NotFound")
             }
             #expect(recorded, "routes recorded: \(routes)")
             #expect(!text.contains(feedToken), "a span holds the feed token")
@@ -53,8 +53,8 @@ struct TraceSecretTests {
             let ops = try await s.request(.GET, "/v1/ops/status", token: opsToken)
             #expect(ops.status == 200, "\(ops.status) \(ops.text)")
             let paths = (ops.json["errors"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue }
-            #expect(paths.contains("/cal/:file"), "\(paths)")
-            #expect(paths.contains("/v1/invitations/:code"), "\(paths)")
+            #expect(paths.contains("/cal/{file}"), "\(paths)")
+            #expect(paths.contains("/v1/invitations/{code}"), "\(paths)")
             #expect(!ops.text.contains(feedToken), "the operations page shows the feed token")
             #expect(!ops.text.contains(code), "the operations page shows the invitation code")
         }

