@@ -293,6 +293,11 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                // Apple's marker extensions on the App Store chain (swift-certificates and
+                // swift-asn1 come with jwt-kit already).
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Billing/Sources",
             swiftSettings: swiftSettings

@@ -48,6 +48,8 @@ public enum EventMethods {
         }
         public typealias Response = EventBatch
         public static let type = "events.replay"
+        /// Every consumer replays from its producer.
+        public static let access = MethodAccess.services
     }
 
     /// `events.push`: a one-way batch of live events from a producer that connects to its

@@ -7,12 +7,13 @@ public protocol RPCMethod: Sendable {
     associatedtype Response: Codable & Sendable
     /// The envelope `type`, `<service>.<operation>`.
     static var type: String { get }
-    /// Who may call it on a secured bus (default: any trusted service).
+    /// Who may call it on a secured bus (default ``MethodAccess/edge``: the gateway and the
+    /// operator; a method other services call names them).
     static var access: MethodAccess { get }
 }
 
 extension RPCMethod {
-    public static var access: MethodAccess { .services }
+    public static var access: MethodAccess { .edge }
 }
 
 /// An empty payload (`{}`).
@@ -35,6 +36,7 @@ public enum SystemMethods {
         public typealias Request = Empty
         public typealias Response = HealthReport
         public static let type = "system.health"
+        public static let access = MethodAccess.services
     }
 }
 

@@ -12,6 +12,15 @@ struct AdminBump: RPCMethod {
     static let access = MethodAccess.operatorOnly
 }
 
+/// A stand-in with the name and access of the real `alarms.get` (read as a user by invitations
+/// and billing).
+struct ReadAlarm: RPCMethod {
+    typealias Request = Empty
+    struct Response: Codable, Sendable { var actor: String? }
+    static let type = "alarms.get"
+    static let access = MethodAccess.edge(and: "invitations", "billing")
+}
+
 final class Received: Sendable { let counts = Mutex<[String: Int]>([:]) }
 
 /// CurveZMQ on the internal bus: who may connect, who may call what, who may act for a user.
@@ -33,6 +42,7 @@ struct BusSecurityTests {
             let counted = self.counted, bumped = self.bumped
             router.on(Count.self) { _, _ in Count.Response(n: counted.value.add(1, ordering: .relaxed).newValue) }
             router.on(Echo.self) { request, context in Echo.Response(text: request.text, actor: context.actor) }
+            router.on(ReadAlarm.self) { _, context in ReadAlarm.Response(actor: context.actor) }
             router.on(AdminBump.self) { _, _ in AdminBump.Response(n: bumped.value.add(1, ordering: .relaxed).newValue) }
             let subscriber = try EventSubscriber(context: context, name: "scheduler", endpoints: [], consumers: [], telemetry: .discarding())
             subscriber.register(in: &router)
@@ -118,20 +128,24 @@ struct BusSecurityTests {
         await s.shutdown()
     }
 
-    @Test("only the gateway and the listed services may act for a user")
+    @Test("only the gateway and the listed services may act for a user, the services only for their listed methods")
     func actingForUsers() async throws {
         let s = try Server()
-        for principal in ["gateway", "invitations", "billing"] {
-            let r = try await with(s, try TestBusKeys.context(principal)) { try await $0.call(Echo.self, .init(text: "hi"), actor: "u1") }
-            #expect(r.actor == "u1", "\(principal)")
+        let r = try await with(s, try TestBusKeys.context("gateway")) { try await $0.call(Echo.self, .init(text: "hi"), actor: "u1") }
+        #expect(r.actor == "u1")
+        for principal in ["invitations", "billing"] {
+            let read = try await with(s, try TestBusKeys.context(principal)) { try await $0.call(ReadAlarm.self, Empty(), actor: "u1") }
+            #expect(read.actor == "u1", "\(principal)")
+            let c = await code { _ = try await with(s, try TestBusKeys.context(principal)) { try await $0.call(Echo.self, .init(text: "hi"), actor: "u1") } }
+            #expect(c == .callerNotAllowed, "\(principal) acted for a user on test.echo")
         }
         for principal in ["scheduler", "notifications", "accounts", BusPolicy.operatorPrincipal] {
             let c = await code { _ = try await with(s, try TestBusKeys.context(principal)) { try await $0.call(Echo.self, .init(text: "hi"), actor: "u1") } }
             #expect(c == .callerNotAllowed, "\(principal)")
         }
-        // Without an actor any service may call.
-        let r = try await with(s, try TestBusKeys.context("scheduler")) { try await $0.call(Echo.self, .init(text: "hi")) }
-        #expect(r.actor == nil)
+        // Without an actor any service may call a method open to services.
+        let plain = try await with(s, try TestBusKeys.context("scheduler")) { try await $0.call(Echo.self, .init(text: "hi")) }
+        #expect(plain.actor == nil)
         await s.shutdown()
     }
 

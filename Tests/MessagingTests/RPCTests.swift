@@ -9,6 +9,7 @@ struct Echo: RPCMethod {
     struct Request: Codable, Sendable { var text: String; var delayMs: Int = 0 }
     struct Response: Codable, Sendable { var text: String; var actor: String? }
     static let type = "test.echo"
+    static let access = MethodAccess.services
 }
 
 struct Fail: RPCMethod {
@@ -21,6 +22,7 @@ struct Count: RPCMethod {
     typealias Request = Empty
     struct Response: Codable, Sendable { var n: Int }
     static let type = "test.count"
+    static let access = MethodAccess.services
 }
 
 final class AtomicCounter: Sendable { let value = Atomic<Int>(0) }

@@ -51,4 +51,71 @@ struct BusPolicyTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: u.token))?.json["tier"]?.stringValue == "premium" })
         }
     }
+
+    /// Every principal on the bus.
+    static let principals = ["gateway", "operator", "accounts", "alarms", "scheduler", "notifications", "invitations", "billing"]
+
+    /// Principal × method: who may call each method services call of each other, and a sample of
+    /// the rest (the default: the gateway and the operator). The one table of
+    /// `docs/architecture.md` § Trust boundary, as code.
+    static let table: [(type: String, access: MethodAccess, allowed: Set<String>)] = [
+        (GroupMethods.AddMember.type, GroupMethods.AddMember.access, ["invitations"]),
+        (GroupMethods.Membership.type, GroupMethods.Membership.access, ["gateway", "operator", "invitations", "alarms"]),
+        (AccountsMethods.GetMe.type, AccountsMethods.GetMe.access, ["gateway", "operator", "invitations"]),
+        (AlarmsMethods.Get.type, AlarmsMethods.Get.access, ["gateway", "operator", "invitations", "billing"]),
+        (BillingMethods.SnoozeAllowance.type, BillingMethods.SnoozeAllowance.access, ["gateway", "operator", "alarms"]),
+        (EventMethods.Replay.type, EventMethods.Replay.access, Set(principals)),
+        (SystemMethods.Health.type, SystemMethods.Health.access, Set(principals)),
+        (SystemMethods.Streams.type, SystemMethods.Streams.access, ["gateway", "operator"]),
+        (AccountsMethods.SetTier.type, AccountsMethods.SetTier.access, ["operator"]),
+        (AlarmsMethods.Delete.type, AlarmsMethods.Delete.access, ["gateway", "operator"]),
+        (AccountsMethods.DeleteMe.type, AccountsMethods.DeleteMe.access, ["gateway", "operator"]),
+        (InvitationsMethods.Accept.type, InvitationsMethods.Accept.access, ["gateway", "operator"]),
+        (NotificationsMethods.Inbox.type, NotificationsMethods.Inbox.access, ["gateway", "operator"]),
+    ]
+
+    /// Principal × method acting for a user: only the gateway for anything; invitations and
+    /// billing for the reads they make as the user.
+    static let actingTable: [(type: String, allowed: Set<String>)] = [
+        (AccountsMethods.GetMe.type, ["gateway", "invitations"]),
+        (AlarmsMethods.Get.type, ["gateway", "invitations", "billing"]),
+        (GroupMethods.AddMember.type, ["gateway"]),
+        (AlarmsMethods.Delete.type, ["gateway"]),
+    ]
+
+    @Test("least privilege, principal × method: each principal may call only the methods the table gives it, and act for a user only where listed")
+    func principalByMethod() {
+        for row in Self.table {
+            for principal in Self.principals {
+                let refusal = BusPolicy.refusal(type: row.type, access: row.access, actor: nil, caller: principal, secured: true)
+                #expect((refusal == nil) == row.allowed.contains(principal), "\(principal) → \(row.type): \(refusal ?? "allowed")")
+            }
+        }
+        for row in Self.actingTable {
+            for principal in Self.principals {
+                let refusal = BusPolicy.refusal(type: row.type, access: .services, actor: "u1", caller: principal, secured: true)
+                #expect((refusal == nil) == row.allowed.contains(principal), "\(principal) → \(row.type) for a user: \(refusal ?? "allowed")")
+            }
+        }
+    }
+
+    @Test("on the running accounts service, accounts.groups.add-member answers only the invitations key: every other service key (and the gateway's) gets CA030 and joins nobody")
+    func addMemberOnlyFromInvitations() async throws {
+        try await withTestSuite(label: "addmember", start: { s in try s.startCore() }) { s in
+            let owner = try await s.signup("Owner")
+            _ = try await s.setTier(owner, "premium")
+            let g = try await s.request(.POST, "/v1/groups", token: owner.token, json: ["name": "Home", "iconName": "house"])
+            let group = try #require(g.json["id"]?.stringValue, "\(g.text)")
+            let intruder = try await s.signup("Intruder")
+            for principal in Self.principals where principal != "invitations" {
+                let code = try await refusal(s, as: principal, .accounts, GroupMethods.AddMember.self,
+                                             .init(groupId: group, uid: intruder.uid, invitedBy: owner.uid))
+                #expect(code == .callerNotAllowed, "\(principal): \(String(describing: code))")
+            }
+            let members = try await s.request(.GET, "/v1/groups/\(group)", token: owner.token)
+            #expect(members.status == 200 && !members.text.contains(intruder.uid), "\(members.text)")
+            #expect(try await refusal(s, as: "invitations", .accounts, GroupMethods.AddMember.self,
+                                      .init(groupId: group, uid: intruder.uid, invitedBy: owner.uid)) == nil)
+        }
+    }
 }

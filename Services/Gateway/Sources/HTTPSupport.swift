@@ -98,7 +98,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The error response, kept in ``recent`` when it is a server-side failure — under the
-    /// route's template (`/cal/:file`), never the request's path, which may hold a secret (a
+    /// route's template (`/cal/{file}`), never the request's path, which may hold a secret (a
     /// feed token, an invitation code).
     private func fail(_ error: ServiceError, _ request: Request, context: Context, headers: HTTPFields = [:]) -> Response {
         if error.code.httpStatus >= 500 {

@@ -7,7 +7,7 @@ final class RecentErrors: Sendable {
     struct Entry: Codable, Sendable, Equatable {
         var at: Date
         var method: String
-        /// The route's template (`/cal/:file`, `NotFound`), never the request's path.
+        /// The route's template (`/cal/{file}`, `NotFound`), never the request's path.
         var path: String
         var status: Int
         var code: String

@@ -87,6 +87,8 @@ public enum AccountsMethods {
         public typealias Request = Empty
         public typealias Response = User
         public static let type = "accounts.me.get"
+        /// Invitations reads the inviter's tier and name as the inviter.
+        public static let access = MethodAccess.edge(and: "invitations")
     }
 
     /// The request payload is a JSON object of the fields to change (see `UserPatch`).

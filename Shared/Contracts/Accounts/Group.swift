@@ -199,6 +199,8 @@ public enum GroupMethods {
         }
         public typealias Response = Group
         public static let type = "accounts.groups.add-member"
+        /// Only invitations adds members this way (the gateway's routes never do).
+        public static let access = MethodAccess.principals(["invitations"])
     }
 
     /// Internal (invitations): whether `uid` may invite to the group (owner or admin) and its name.
@@ -213,6 +215,8 @@ public enum GroupMethods {
             }
         }
         public static let type = "accounts.groups.membership"
+        /// Invitations (who may invite) and alarms (group alarm access) ask it.
+        public static let access = MethodAccess.edge(and: "invitations", "alarms")
     }
 }
 

@@ -20,6 +20,8 @@ public enum AlarmsMethods {
         public typealias Request = AlarmRef
         public typealias Response = Alarm
         public static let type = "alarms.get"
+        /// Invitations (the invited alarm) and billing (the snoozed alarm) read it as the user.
+        public static let access = MethodAccess.edge(and: "invitations", "billing")
     }
 
     public struct Update: RPCMethod {

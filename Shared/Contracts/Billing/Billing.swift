@@ -324,6 +324,8 @@ extension BillingMethods {
             }
         }
         public static let type = "billing.snooze-allowance"
+        /// Alarms asks it before a snooze.
+        public static let access = MethodAccess.edge(and: "alarms")
     }
 }
 

@@ -1,4 +1,5 @@
 import Contracts
+import Crypto
 import Foundation
 import Logging
 import Messaging
@@ -60,10 +61,16 @@ struct BillingHandlers: Sendable {
     }
 
     /// `POST /v1/subscriptions/apple`: a signed transaction from the device.
+    /// A transaction that carries `appAccountToken` (the app sets it to the buyer's uid) is
+    /// taken only from that user: someone else's signed transaction is 403 `CA007`.
     func appleTransaction(_ jws: String, user: String, reason: String) async throws -> Entitlement {
         let t = try await apple.transaction(jws)
+        if let token = t.appAccountToken, token.lowercased() != user.lowercased() {
+            throw ServiceError(.permissionDenied, "this transaction was bought by another account (its appAccountToken is not yours)")
+        }
         let u = try appleUpdate(t, user: user, eventAt: t.signedDate.msDate)
         let e: Entitlement = try await store.outbox.transaction { c in
+            try await ensureNotAnothers(u.id, user: user, on: c)
             try await store.apply(u, reason: reason, on: c)
             return try await store.resolve(user, reason: reason, on: c)
         }
@@ -122,6 +129,15 @@ struct BillingHandlers: Sendable {
         return .init(result: result)
     }
 
+    /// A purchase recorded for one account is not moved to another by sending its signed
+    /// transaction or purchase token (both travel through devices and logs): 403 `CA007`. A
+    /// deleted account's purchases (kept under a `deleted-` name) may be restored by a new one.
+    func ensureNotAnothers(_ id: String, user: String, on c: PostgresConnection) async throws {
+        if let (existing, _) = try await store.lock(id, on: c), existing.uid != user, !existing.uid.hasPrefix("deleted-") {
+            throw ServiceError(.permissionDenied, "this purchase belongs to another account")
+        }
+    }
+
     static func reason(_ type: String) -> String {
         switch type {
         case "DID_RENEW", "SUBSCRIBED": "renewal"
@@ -133,6 +149,16 @@ struct BillingHandlers: Sendable {
     }
 
     // MARK: Google Play
+
+    /// Compares two secrets in time independent of where they differ (SHA-256 of each, then
+    /// every byte XORed): the push token cannot be guessed a byte at a time.
+    static func sameSecret(_ given: String?, _ expected: String) -> Bool {
+        guard let given else { return false }
+        let a = SHA256.hash(data: Data(given.utf8)), b = SHA256.hash(data: Data(expected.utf8))
+        var diff: UInt8 = 0
+        for (x, y) in zip(a, b) { diff |= x ^ y }
+        return diff == 0
+    }
 
     func googleUpdate(_ p: PlayClient.Purchase, token: String, productId: String, user: String, eventAt: Date) throws -> SubscriptionStore.Update {
         let now = Date()
@@ -166,6 +192,7 @@ struct BillingHandlers: Sendable {
         if let id = p.productId, id != req.productId { throw ServiceError(.receiptInvalid, "the purchase is for \(id), not \(req.productId)") }
         let u = try googleUpdate(p, token: req.purchaseToken, productId: req.productId, user: user, eventAt: Date())
         let e: Entitlement = try await store.outbox.transaction { c in
+            try await ensureNotAnothers(u.id, user: user, on: c)
             try await store.apply(u, reason: reason, on: c)
             return try await store.resolve(user, reason: reason, on: c)
         }
@@ -175,7 +202,7 @@ struct BillingHandlers: Sendable {
     /// `POST /v1/webhooks/google`: a Pub/Sub push of a Real-time Developer Notification. The
     /// state is read from the Play API; ordered by `eventTimeMillis`, idempotent by message id.
     func googleNotification(_ req: BillingMethods.GoogleNotification.Request) async throws -> BillingMethods.AppleNotification.Response {
-        guard let expected = googlePushToken, req.token == expected else {
+        guard let expected = googlePushToken, Self.sameSecret(req.token, expected) else {
             throw ServiceError(.authRequired, "the push endpoint token is missing or wrong")
         }
         guard let message = req.body["message"], let id = message["messageId"]?.stringValue ?? message["message_id"]?.stringValue,

@@ -3,7 +3,8 @@ import JWTKit
 import Messaging
 
 /// Verifies App Store signed data (JWS, ES256, `x5c` chain up to the trusted root: Apple Root
-/// CA - G3 unless configured otherwise) with jwt-kit's X.509 verifier, and checks the bundle id.
+/// CA - G3 unless configured otherwise) with jwt-kit's X.509 verifier, then Apple's marker
+/// extensions on the chain (``AppleMarkers``), and checks the bundle id.
 struct AppleVerifier: Sendable {
     let verifier: X5CVerifier
     let bundleId: String
@@ -68,6 +69,7 @@ struct AppleVerifier: Sendable {
         } catch {
             throw Self.refused("the transaction", error)
         }
+        try AppleMarkers.check(jws, what: "the transaction")
         guard t.bundleId == bundleId else {
             throw ServiceError(.receiptInvalid, "the transaction is for bundle \(t.bundleId), not \(bundleId)")
         }
@@ -76,7 +78,11 @@ struct AppleVerifier: Sendable {
 
     func renewal(_ jws: String) async throws -> RenewalInfo {
         do {
-            return try await verifier.verifyJWS(jws, as: RenewalInfo.self)
+            let info = try await verifier.verifyJWS(jws, as: RenewalInfo.self)
+            try AppleMarkers.check(jws, what: "the renewal info")
+            return info
+        } catch let error as ServiceError {
+            throw error
         } catch {
             throw Self.refused("the renewal info", error)
         }
@@ -89,6 +95,7 @@ struct AppleVerifier: Sendable {
         } catch {
             throw Self.refused("the notification", error)
         }
+        try AppleMarkers.check(jws, what: "the notification")
         if let b = n.data?.bundleId, b != bundleId {
             throw ServiceError(.receiptInvalid, "the notification is for bundle \(b), not \(bundleId)")
         }

@@ -13,7 +13,8 @@ import Synchronization
 /// addresses is internal (``WebhookAddress/isInternal(bytes:)``). Otherwise the request goes
 /// through a client whose `dnsOverride` pins the host to the first address checked: the
 /// connection goes there and nowhere else, whatever the name resolves to a moment later (DNS
-/// rebinding), while TLS still sends and verifies the host name. Pinned clients are kept per host
+/// rebinding); TLS is verified as without pinning (SNI and the name check use the host name, and
+/// NIOSSL also accepts a certificate whose IP SAN is the connected address). Pinned clients are kept per host
 /// and address, at most `capacity` of them; the least recently used idle one is shut down when
 /// another is needed. An IP address in the URL is checked as it is and connected to directly.
 final class WebhookClients: Sendable {
