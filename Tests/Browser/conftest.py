@@ -58,6 +58,14 @@ def sign_up(page, name, onboard="skip"):
     return email, uid
 
 
+def access_token(page):
+    """A fresh access token of the page's session, as the app gets one: a refresh with the
+    HttpOnly cookie (no script can read the refresh token; the access token is in memory)."""
+    return page.evaluate("""() => fetch('/v1/auth/refresh', {method: 'POST', credentials: 'same-origin',
+        headers: {'Content-Type': 'application/json', 'X-Chronir-Session': 'cookie'}, body: '{}'})
+        .then(r => r.json()).then(j => j.accessToken)""")
+
+
 def set_tier(uid, tier):
     subprocess.run([os.environ["CHRONIR_CTL"], "tier", "set", "--user", uid, "--tier", tier], check=True,
                    env={**os.environ, "CHRONIR_LOG_LEVEL": "critical"}, capture_output=True, timeout=30)

@@ -10,7 +10,7 @@ import time
 
 from playwright.sync_api import expect
 
-from conftest import BASE, reload_me, set_tier, shot, sign_up
+from conftest import BASE, access_token, reload_me, set_tier, shot, sign_up
 
 
 def next_first_of_month_9utc(now):
@@ -82,7 +82,7 @@ def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
     expect(card).to_be_visible()
     alarm_id = card.get_attribute("data-alarm")
     # An accountability policy with no free snooze: the firing screen shows the first one's price.
-    token = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))["accessToken"]
+    token = access_token(page)
     status = page.evaluate("""(a) => fetch(`/v1/alarms/${a[0]}/snooze-policy`, {method: 'PUT',
         headers: {Authorization: `Bearer ${a[1]}`, 'Content-Type': 'application/json'},
         body: JSON.stringify({enabled: true, freeSnoozes: 0})}).then(r => r.status)""", [alarm_id, token])
@@ -260,7 +260,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
     page.locator(".toast").get_by_role("button", name="Undo").click()
     expect(page.locator("[data-alarm]")).to_have_count(1)
     time.sleep(6)
-    token = json.loads(page.evaluate("localStorage.getItem('chronir.session')"))["accessToken"]
+    token = access_token(page)
     status = page.evaluate("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status)", [alarm_id, token])
     assert status == 200, status
     # Delete for good: gone from the server after the undo window.
@@ -307,3 +307,28 @@ def test_sign_in_with_apple_and_google_by_their_redirect_flows(new_page, identit
     page.goto(f"{BASE}/app/#id_token=forged&state=forged")
     expect(page.get_by_role("alert")).to_contain_text("did not start here")
     assert page.evaluate("localStorage.getItem('chronir.session')") is None
+
+
+def test_refresh_token_is_out_of_script_reach(new_page):
+    """Issue 37: the web app's refresh token lives in an HttpOnly cookie scoped to the refresh
+    path, its access token in memory; a script (an XSS, an extension) finds neither in storage."""
+    page = new_page()
+    sign_up(page, "Careful")
+    stored = page.evaluate("JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage})")
+    assert "refreshToken" not in stored and "accessToken" not in stored, stored
+    assert "chronir_refresh" not in page.evaluate("document.cookie")
+    cookies = {c["name"]: c for c in page.context.cookies()}
+    c = cookies["chronir_refresh"]
+    assert c["httpOnly"] and c["secure"] and c["sameSite"] == "Strict" and c["path"] == "/v1/auth/refresh", c
+    # A reload keeps the user signed in (the cookie brings a new access token) and the list loads.
+    page.reload()
+    page.wait_for_url("**/app/#/alarms")
+    expect(page.locator("#bar")).to_be_visible()
+    page.wait_for_timeout(500)
+    assert page.url.endswith("#/alarms"), page.url
+    assert page.evaluate("fetch('/v1/me').then(r => r.status)") == 401, "a request without the in-memory token is refused"
+    # Signing out ends the session and deletes the cookie.
+    page.goto(f"{BASE}/app/#/settings")
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url("**/app/#/signin")
+    assert "chronir_refresh" not in {c["name"] for c in page.context.cookies()}

@@ -1,5 +1,5 @@
 // The Chronir web client: hash routes, the shell, the live stream (fires, completion toasts).
-import { api, session } from "./api.js";
+import { api, refresh, session } from "./api.js";
 import { forgetPosition, listen } from "./live.js";
 import { store } from "./store.js";
 import { toast } from "./ui.js";
@@ -88,12 +88,17 @@ store.listeners.add(() => { document.getElementById("offline").hidden = !store.o
 if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
 // Deletes waiting for their undo go out when the page goes away, or at the next start.
 window.addEventListener("pagehide", () => { store.flushDeletes({ all: true }); });
-store.flushDeletes({ all: true });
 // The skip link moves focus without changing the route.
 document.querySelector(".skip").addEventListener("click", (e) => { e.preventDefault(); view.focus(); });
 
 // Back from Apple or Google: finish the sign-in, then the list (or onboarding the first time).
 async function boot() {
+  // After a reload the access token is gone (it lives in memory): the cookie brings a new one.
+  // Refused: signed out. Offline: the cached list still shows, and requests retry the refresh.
+  if (session.get() && !session.get().accessToken && !isCallback()) {
+    try { if (!await refresh()) { session.clear(); store.clear(); } } catch { /* offline */ }
+  }
+  store.flushDeletes({ all: true });
   if (isCallback()) {
     try {
       await finishProviderSignIn();

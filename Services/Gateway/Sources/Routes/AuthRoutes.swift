@@ -1,3 +1,4 @@
+import Foundation
 import Contracts
 import Hummingbird
 import Messaging
@@ -9,7 +10,7 @@ enum AuthRoutes {
         router.post("/v1/auth/signup") { request, context in
             let payload = try await HTTPSupport.payload(request)
             try g.throttle.admitSignup(address: context.peer)
-            return try await g.forward(AccountsMethods.Signup.self, g.clients.accounts, payload: payload, caller: nil, status: .created)
+            return try await tokens(AccountsMethods.Signup.self, request, payload: payload, status: .created, gateway: g)
         }
         router.post("/v1/auth/login") { request, context in
             let body = try await HTTPSupport.object(request)
@@ -18,7 +19,7 @@ enum AuthRoutes {
             let account = EmailKey.normalize(body["email"]?.stringValue ?? "")
             try g.throttle.admitLogin(account: account, address: context.peer)
             do {
-                let response = try await g.forward(AccountsMethods.Login.self, g.clients.accounts, payload: try JSONCoding.encode(body), caller: nil)
+                let response = try await tokens(AccountsMethods.Login.self, request, payload: try JSONCoding.encode(body), gateway: g)
                 g.throttle.recordLogin(account: account, address: context.peer, succeeded: true)
                 return response
             } catch let error as ServiceError where error.code == .invalidCredentials {
@@ -36,7 +37,7 @@ enum AuthRoutes {
             }
             let req = ProviderSignInRequest(provider: "apple", identityToken: token, nonce: body["nonce"]?.stringValue,
                                             displayName: body["displayName"]?.stringValue)
-            return try await g.forward(AccountsMethods.ProviderSignIn.self, g.clients.accounts, payload: try JSONCoding.encode(req), caller: nil)
+            return try await tokens(AccountsMethods.ProviderSignIn.self, request, payload: try JSONCoding.encode(req), gateway: g)
         }
         router.post("/v1/auth/google") { request, context in
             let body = try await HTTPSupport.object(request)
@@ -44,12 +45,12 @@ enum AuthRoutes {
             guard let token = body["idToken"]?.stringValue, !token.isEmpty else { throw ServiceError(.validationFailed, "idToken is required") }
             let req = ProviderSignInRequest(provider: "google", identityToken: token, nonce: body["nonce"]?.stringValue,
                                             displayName: body["displayName"]?.stringValue)
-            return try await g.forward(AccountsMethods.ProviderSignIn.self, g.clients.accounts, payload: try JSONCoding.encode(req), caller: nil)
+            return try await tokens(AccountsMethods.ProviderSignIn.self, request, payload: try JSONCoding.encode(req), gateway: g)
         }
         router.post("/v1/auth/anonymous") { request, context in
             let payload = try await HTTPSupport.payload(request)
             try g.throttle.admitSignup(address: context.peer)
-            return try await g.forward(AccountsMethods.Anonymous.self, g.clients.accounts, payload: payload, caller: nil, status: .created)
+            return try await tokens(AccountsMethods.Anonymous.self, request, payload: payload, status: .created, gateway: g)
         }
         router.post("/v1/auth/link") { request, _ in
             let caller = try await g.caller(request)
@@ -80,13 +81,30 @@ enum AuthRoutes {
             return try await g.forward(AccountsMethods.RequestVerification.self, g.clients.accounts, caller: caller, status: .accepted)
         }
         router.post("/v1/auth/refresh") { request, _ in
-            try await g.forward(AccountsMethods.Refresh.self, g.clients.accounts, payload: try await HTTPSupport.payload(request), caller: nil)
+            // The web app's refresh token comes in its cookie (``RefreshCookie``), others' in the body.
+            var body = try await HTTPSupport.object(request)
+            if body["refreshToken"] == nil, RefreshCookie.wanted(request), let token = RefreshCookie.value(request) {
+                body["refreshToken"] = .string(token)
+            }
+            guard body["refreshToken"] != nil else {
+                throw ServiceError(.authRequired, "no refresh token (send refreshToken, or the session cookie with X-Chronir-Session: cookie)")
+            }
+            return try await tokens(AccountsMethods.Refresh.self, request, payload: try JSONCoding.encode(body), gateway: g)
         }
         router.post("/v1/auth/logout") { request, _ in
             let caller = try await g.caller(request)
-            return try await g.forward(AccountsMethods.Logout.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
-                                       caller: caller, status: .noContent)
+            var response = try await g.forward(AccountsMethods.Logout.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
+                                               caller: caller, status: .noContent)
+            if RefreshCookie.wanted(request) { response.headers[.setCookie] = RefreshCookie.header(nil) }
+            return response
         }
+    }
+
+    /// Forwards a request whose answer carries tokens (`AuthResult`): the refresh token in the
+    /// JSON body, or for the web app in its cookie (``RefreshCookie``).
+    static func tokens(_ method: any RPCMethod.Type, _ request: Request, payload: Data, status: HTTPResponse.Status = .ok,
+                       gateway g: Gateway) async throws -> Response {
+        RefreshCookie.answer(try await g.call(method, g.clients.accounts, payload: payload, caller: nil), status: status, for: request)
     }
 
     /// Forwards the confirmation of a mailed token (`method`, answered 204) under the

@@ -51,7 +51,7 @@ export async function settingsView() {
         h("a", { href: URL.createObjectURL(await r.blob()), download: "chronir-export.json" }).click();
       }) }, "Export my data"),
       h("button", { class: "btn", onclick: () => act(async () => {
-        await api("POST", "/v1/auth/logout", { refreshToken: session.get()?.refreshToken }).catch(() => {});
+        await api("POST", "/v1/auth/logout", {}).catch(() => {});   // ends the session; the gateway clears the cookie
         window.dispatchEvent(new Event("chronir:signed-out"));
       }) }, "Sign out"),
       h("button", { class: "btn btn-danger", onclick: () => act(async () => {

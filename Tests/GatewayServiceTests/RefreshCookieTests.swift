@@ -1,0 +1,67 @@
+import AccountsService
+import Foundation
+import Support
+@testable import SuiteSupport
+import Testing
+
+/// The web app's refresh token kept out of script reach: with `X-Chronir-Session: cookie` the
+/// gateway answers it in an HttpOnly cookie scoped to the refresh path, never in the JSON body.
+@Suite("Refresh token in an HttpOnly cookie for the browser")
+struct RefreshCookieTests {
+    /// The value of the `chronir_refresh` cookie an answer sets, and the whole header.
+    func cookie(_ r: HTTPResult) -> (value: String, header: String)? {
+        guard let header = r.headers.first(where: { $0.0.lowercased() == "set-cookie" && $0.1.hasPrefix("chronir_refresh=") })?.1 else { return nil }
+        let value = header.dropFirst("chronir_refresh=".count).prefix { $0 != ";" }
+        return (String(value), header)
+    }
+
+    @Test("sign-up, refresh and logout in the cookie form: no refresh token in any body; the cookie is HttpOnly, Secure, SameSite=Strict, Path=/v1/auth/refresh; a refresh needs the cookie and the header; a replayed cookie ends the session; mobile clients keep the JSON form")
+    func cookieForm() async throws {
+        try await withTestSuite(label: "cookie", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
+            try s.startGateway()
+        }) { s in
+            let mode = ["X-Chronir-Session": "cookie"]
+            let email = "web-\(UInt32.random(in: 0...UInt32.max))@example.com"
+            let signup = try await s.request(.POST, "/v1/auth/signup", json: ["email": email, "password": "correct horse", "displayName": "Web"],
+                                             headers: mode)
+            #expect(signup.status == 201, "\(signup.text)")
+            #expect(signup.json["refreshToken"] == nil && signup.json["accessToken"]?.stringValue != nil, "\(signup.text)")
+            let first = try #require(cookie(signup), "no cookie: \(signup.headers)")
+            for attribute in ["HttpOnly", "Secure", "SameSite=Strict", "Path=/v1/auth/refresh"] {
+                #expect(first.header.contains(attribute), "\(first.header)")
+            }
+
+            // A refresh with the cookie (no body token) rotates it.
+            let refreshed = try await s.request(.POST, "/v1/auth/refresh", json: [:] as [String: String],
+                                                headers: mode.merging(["Cookie": "chronir_refresh=\(first.value)"]) { $1 })
+            #expect(refreshed.status == 200, "\(refreshed.text)")
+            #expect(refreshed.json["refreshToken"] == nil)
+            let second = try #require(cookie(refreshed))
+            #expect(second.value != first.value)
+            // Without the header (a cross-site form post, a script of another origin) the cookie is not used.
+            let noHeader = try await s.request(.POST, "/v1/auth/refresh", json: [:] as [String: String],
+                                               headers: ["Cookie": "chronir_refresh=\(second.value)"])
+            #expect(noHeader.status == 401, "\(noHeader.text)")
+            // The first cookie again (stolen and replayed): the whole session ends.
+            let replay = try await s.request(.POST, "/v1/auth/refresh", json: [:] as [String: String],
+                                             headers: mode.merging(["Cookie": "chronir_refresh=\(first.value)"]) { $1 })
+            #expect(replay.status == 401, "\(replay.text)")
+            let after = try await s.request(.POST, "/v1/auth/refresh", json: [:] as [String: String],
+                                            headers: mode.merging(["Cookie": "chronir_refresh=\(second.value)"]) { $1 })
+            #expect(after.status == 401, "the session survived a replayed refresh token: \(after.text)")
+
+            // Logout clears the cookie.
+            let login = try await s.request(.POST, "/v1/auth/login", json: ["email": email, "password": "correct horse"], headers: mode)
+            #expect(login.status == 200 && login.json["refreshToken"] == nil, "\(login.text)")
+            let access = try #require(login.json["accessToken"]?.stringValue)
+            let logout = try await s.request(.POST, "/v1/auth/logout", token: access, json: [:] as [String: String], headers: mode)
+            #expect(logout.status == 204, "\(logout.text)")
+            #expect(cookie(logout)?.header.contains("Max-Age=0") == true, "\(logout.headers)")
+
+            // Mobile clients (no header) keep the JSON form and get no cookie.
+            let mobile = try await s.request(.POST, "/v1/auth/login", json: ["email": email, "password": "correct horse"])
+            #expect(mobile.json["refreshToken"]?.stringValue != nil && cookie(mobile) == nil, "\(mobile.text)")
+        }
+    }
+}
