@@ -16,8 +16,12 @@ public enum GatewayService {
         var parts = ServiceParts(health: HealthChecks())
         let env = runtime.environment
         let clients = try GatewayClients(runtime: runtime, timeout: try env.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10)))
-        let revocations = RevocationList(accounts: clients.accounts, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)))
-        let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger)
+        let accessTTL = try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600))
+        let revocations = RevocationList(accounts: clients.accounts, accessTTL: accessTTL)
+        // A key accounts stops publishing is trusted for the longest token lifetime (and a minute) more.
+        let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger,
+                                     retiredKeyGrace: try env.duration("CHRONIR_RETIRED_KEY_GRACE", accessTTL + .seconds(60)),
+                                     periodicRefresh: try env.duration("CHRONIR_KEY_REFRESH", .seconds(300)))
         var limits = AuthThrottle.Limits()
         limits.signupsPerAddressPerHour = try env.int("CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR", limits.signupsPerAddressPerHour, in: 1...10_000_000)
         limits.exportsPerUserPerHour = try env.int("CHRONIR_EXPORTS_PER_HOUR", limits.exportsPerUserPerHour, in: 1...10_000)

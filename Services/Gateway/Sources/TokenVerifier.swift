@@ -57,12 +57,19 @@ final class TokenVerifier: Sendable {
     /// When a failed verification last fetched the keys.
     private let lastFailureRefresh = Mutex<ContinuousClock.Instant?>(nil)
     private let fetches = Atomic<Int>(0)
+    /// Keys no longer published are dropped after the longest token lifetime (``KeyRetirement``).
+    private let retirement: Mutex<KeyRetirement>
+    /// How often the keys are fetched in the background (so retired ones are noticed).
+    let periodicRefresh: Duration
 
-    init(accounts: RPCClient, revocations: RevocationList, logger: Logger, failureRefreshInterval: Duration = .seconds(10)) {
+    init(accounts: RPCClient, revocations: RevocationList, logger: Logger, failureRefreshInterval: Duration = .seconds(10),
+         retiredKeyGrace: Duration = .seconds(3660), periodicRefresh: Duration = .seconds(300)) {
         self.accounts = accounts
         self.revocations = revocations
         self.logger = logger
         self.failureRefreshInterval = failureRefreshInterval
+        self.retirement = Mutex(KeyRetirement(grace: Double(retiredKeyGrace.components.seconds)))
+        self.periodicRefresh = periodicRefresh
     }
 
     /// How many times the keys were requested from the accounts service (`accounts.keys`).
@@ -78,6 +85,14 @@ final class TokenVerifier: Sendable {
                 await keys.add(eddsa: try EdDSA.PublicKey(x: key.x, curve: .ed25519), kid: JWKIdentifier(string: key.kid))
                 loaded.withLock { _ = $0.insert(key.kid) }
             }
+            let retired = retirement.withLock { $0.published(Set(published.keys.map(\.kid)), at: Date()) }
+            for kid in retired {
+                _ = await keys.remove(kid: JWKIdentifier(string: kid))
+                loaded.withLock { _ = $0.remove(kid) }
+                // Tokens it signed that were verified before stay cached until they expire,
+                // which is no later than the grace: the cache needs no purge.
+                logger.notice("token signing key retired: tokens it signed are refused from now on", metadata: ["kid": "\(kid)"])
+            }
             expected.withLock { $0 = (published.issuer, published.audience) }
         } catch {
             logger.warning("cannot load token keys from accounts yet", metadata: ["error": "\(error)"])
@@ -85,13 +100,18 @@ final class TokenVerifier: Sendable {
         return !loaded.withLock { $0.isEmpty }
     }
 
-    /// Keeps trying to load keys until it succeeds (at start accounts may not be up yet).
+    /// Keeps trying to load keys until it succeeds (at start accounts may not be up yet), then
+    /// fetches them every ``periodicRefresh`` so keys the accounts service retired are dropped.
     func loadKeys() async {
         var delay = Duration.milliseconds(200)
         while !Task.isCancelled {
-            if await refreshKeys() { return }
+            if await refreshKeys() { break }
             try? await Task.sleep(for: delay)
             delay = min(delay * 2, .seconds(5))
+        }
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: periodicRefresh) } catch { return }
+            await refreshKeys()
         }
     }
 
