@@ -8,14 +8,9 @@ import Testing
 /// victim's address and a password, wait for the victim to "Continue with Google".
 @Suite("Pre-hijack: provider sign-in joins only proven addresses")
 struct PreHijackTests {
+    /// Accounts (against a local identity provider) and the gateway, as the sign-in tests run them.
     func withSuite(_ body: (TestSuite, IdentityProviderServer) async throws -> Void) async throws {
-        let idp = try IdentityProviderServer()
-        try await idp.start()
-        defer { idp.stop() }
-        try await withTestSuite(label: "hijack", start: { s in
-            try s.start("accounts", migrations: AccountsService.migrations, extra: idp.environment(), build: AccountsService.build)
-            try s.startGateway()
-        }) { s in try await body(s, idp) }
+        try await ProviderSignInTests().withSuite(body)
     }
 
     /// The single-use token of the newest mail to `email` with `subject`, read from the mail queue

@@ -11,10 +11,9 @@ struct ProviderSignInTests {
         let idp = try IdentityProviderServer()
         try await idp.start()
         defer { idp.stop() }
-        try await withTestSuite(label: "idp", start: { s in
-            try s.start("accounts", migrations: AccountsService.migrations, extra: idp.environment(), build: AccountsService.build)
-            try s.startGateway()
-        }) { s in try await body(s, idp) }
+        try await withTestSuite(label: "idp", start: { try $0.startAccountsAndGateway(accounts: idp.environment()) }) { s in
+            try await body(s, idp)
+        }
     }
 
     @Test("valid Apple and Google tokens sign in (same account again, linked by verified email); every bad token is 401 CA025")

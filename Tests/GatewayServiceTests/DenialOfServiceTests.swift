@@ -13,10 +13,7 @@ import Testing
 struct DenialOfServiceTests {
     /// Runs `body` with accounts and a gateway whose environment adds `gateway`.
     func withSuite(_ gateway: [String: String] = [:], _ body: (TestSuite) async throws -> Void) async throws {
-        try await withTestSuite(label: "dos", start: { suite in
-            try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
-            try suite.startGateway(extra: gateway)
-        }, body)
+        try await withTestSuite(label: "dos", start: { try $0.startAccountsAndGateway(gateway: gateway) }, body)
     }
 
     /// The gateway's port once it listens.

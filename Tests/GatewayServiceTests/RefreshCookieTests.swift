@@ -17,10 +17,7 @@ struct RefreshCookieTests {
 
     @Test("sign-up, refresh and logout in the cookie form: no refresh token in any body; the cookie is HttpOnly, Secure, SameSite=Strict, Path=/v1/auth/refresh; a refresh needs the cookie and the header; a replayed cookie ends the session; mobile clients keep the JSON form")
     func cookieForm() async throws {
-        try await withTestSuite(label: "cookie", start: { s in
-            try s.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
-            try s.startGateway()
-        }) { s in
+        try await withTestSuite(label: "cookie", start: { try $0.startAccountsAndGateway() }) { s in
             let mode = ["X-Chronir-Session": "cookie"]
             let email = "web-\(UInt32.random(in: 0...UInt32.max))@example.com"
             let signup = try await s.request(.POST, "/v1/auth/signup", json: ["email": email, "password": "correct horse", "displayName": "Web"],

@@ -27,6 +27,13 @@ extension TestSuite {
         try startGateway()
     }
 
+    /// Starts accounts (its environment adding `accounts`) and the gateway (adding `gateway`):
+    /// the public edge and who stands behind sign-in.
+    func startAccountsAndGateway(accounts: [String: String] = [:], gateway: [String: String] = [:]) throws {
+        try start("accounts", migrations: AccountsService.migrations, extra: accounts, build: AccountsService.build)
+        try startGateway(extra: gateway)
+    }
+
     /// Starts the gateway (its port is known once it listens: ``gatewayURL()``).
     func startGateway(extra: [String: String] = [:]) throws {
         try start("gateway", extra: extra) { runtime, _ in
