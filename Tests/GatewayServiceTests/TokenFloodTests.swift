@@ -46,4 +46,16 @@ extension DenialOfServiceTests {
             #expect(other.status == 202, "\(other.status) \(other.text)")
         }
     }
+
+    @Test("an address over 254 code points (as JSON Schema counts: a decomposed â is two) is 400 CA016 on reset and sign-up, before anything is queued")
+    func addressLengthInCodePoints() async throws {
+        try await withSuite { s in
+            let long = "a\u{302}" + String(repeating: "b", count: 241) + "@example.com"   // 254 graphemes, 255 code points
+            #expect(long.count == 254 && long.unicodeScalars.count == 255)
+            let reset = try await s.request(.POST, "/v1/auth/password-reset", json: ["email": long])
+            #expect(reset.status == 400 && reset.code == "CA016", "\(reset.status) \(reset.text)")
+            let signup = try await s.request(.POST, "/v1/auth/signup", json: ["email": long, "password": "correct horse", "displayName": "L"])
+            #expect(signup.status == 400 && signup.code == "CA016", "\(signup.status) \(signup.text)")
+        }
+    }
 }

@@ -8,7 +8,10 @@ extension AccountsHandlers {
     /// so the route does not tell who has an account.
     func requestPasswordReset(_ request: PasswordResetRequest) async throws -> Empty {
         let key = EmailKey.normalize(request.email)
-        guard !key.isEmpty, key.count <= 254 else { throw ServiceError(.validationFailed, "email must be 1 to 254 characters") }
+        // Counted as JSON Schema counts (code points), before and after normalising.
+        guard !key.isEmpty, request.email.unicodeScalars.count <= 254, key.unicodeScalars.count <= 254 else {
+            throw ServiceError(.validationFailed, "email must be 1 to 254 characters")
+        }
         try await database.transaction { c in
             for (uid, email, name) in try await store.resetRecipients(emailKey: key, on: c) {
                 try await mails.send(.reset, uid: uid, email: email, name: name, on: c, logger: database.logger)

@@ -12,7 +12,8 @@ enum AccountValidation {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         // A local part without spaces or @; a domain of letter/digit/hyphen labels ending in a
         // TLD of letters (the same rule as `SignupRequest.email` in proto/openapi.yaml).
-        guard email.count <= 254, email.range(of: Self.emailPattern, options: .regularExpression) != nil else {
+        // The length as JSON Schema counts it (code points, of the string as sent).
+        guard raw.unicodeScalars.count <= 254, email.range(of: Self.emailPattern, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "email must be a valid email address")
         }
         return email
