@@ -46,7 +46,10 @@ extension AccountsHandlers {
                 if let email = identity.email, identity.emailVerified {
                     try await store.adoptIdentityEmail(email, for: actor, on: c)
                     // The provider asserted the address the account already has: proven.
-                    try await store.proveEmail(email, of: actor, on: c)
+                    if let user = try await store.user(id: actor, on: c), user.emailVerifiedAt == nil, !user.email.isEmpty,
+                       EmailKey.normalize(user.email) == EmailKey.normalize(email) {
+                        _ = try await store.markEmailVerified(of: actor, email: user.email, on: c)
+                    }
                 }
             }
         }

@@ -108,13 +108,16 @@ struct MailSender: Sendable {
     let pool: NIOThreadPool
     let logger: Logger
 
-    func sendDue() async throws {
-        // Mails never sent (no SMTP, or given up after 10 attempts) lose their body once the
-        // longest token in them has expired anyway (a day is longer than either lifetime).
+    /// Mails never sent (no SMTP, or given up after 10 attempts) lose their body once the
+    /// longest token in them has expired anyway (a day is longer than either lifetime).
+    func dropStaleBodies() async throws {
         try await database.query("""
             UPDATE mail_outbox SET body = \(AccountMails.redactedBody)
             WHERE sent_at IS NULL AND created_at < now() - interval '1 day' AND body <> \(AccountMails.redactedBody)
             """).drain()
+    }
+
+    func sendDue() async throws {
         let claimed = try await database.query("""
             UPDATE mail_outbox SET next_attempt_at = now() + interval '1 minute', attempts = attempts + 1
             WHERE id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND attempts < 10 AND next_attempt_at <= now()

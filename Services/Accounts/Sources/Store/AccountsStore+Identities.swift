@@ -36,13 +36,4 @@ extension AccountsStore {
             .decode(Int.self) { n += 1 }
         return n
     }
-
-    /// Marks the account's email proven when it is `email` (case-insensitively): an Apple or
-    /// Google identity linked from a signed-in session asserted that address.
-    func proveEmail(_ email: String, of uid: String, on c: PostgresConnection) async throws {
-        try await c.query("""
-            UPDATE users SET email_verified_at = now(), updated_at = now()
-            WHERE id = \(uid) AND email_verified_at IS NULL AND email <> '' AND lower(email) = lower(\(email))
-            """, logger: database.logger)
-    }
 }
