@@ -46,8 +46,6 @@ public enum AccountsService {
         let sender = MailSender(database: database, smtp: smtp, pool: pool, logger: runtime.logs.logger("mail"))
         parts.services.append(PeriodicService("mail sender", every: try env.duration("CHRONIR_MAIL_POLL", .seconds(1)),
                                               logger: runtime.logs.logger("mail")) { try await sender.sendDue() })
-        parts.services.append(PeriodicService("mail body sweep", every: .seconds(3600),
-                                              logger: runtime.logs.logger("mail")) { try await sender.dropStaleBodies() })
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)

@@ -5,6 +5,7 @@ import Messaging
 import NIOPosix
 import Persistence
 import PostgresNIO
+import Synchronization
 
 /// Password-reset and email-verification mails: single-use tokens (256 bits, kept only as their
 /// SHA-256, expiring) and the mails carrying them, queued in `mail_outbox` in the transaction
@@ -107,6 +108,23 @@ struct MailSender: Sendable {
     let smtp: SMTPClient?
     let pool: NIOThreadPool
     let logger: Logger
+    /// When stale bodies were last dropped (at most hourly, from the mail poll).
+    let lastSweep = SweepClock()
+
+    /// A time shared by copies of the sender.
+    final class SweepClock: Sendable {
+        let last = Mutex<ContinuousClock.Instant?>(nil)
+
+        /// Whether an hour passed since the last sweep (the first call: yes); records now if so.
+        func due() -> Bool {
+            let now = ContinuousClock.now
+            return last.withLock { l in
+                if let t = l, t.duration(to: now) < .seconds(3600) { return false }
+                l = now
+                return true
+            }
+        }
+    }
 
     /// Mails never sent (no SMTP, or given up after 10 attempts) lose their body once the
     /// longest token in them has expired anyway (a day is longer than either lifetime).
@@ -118,6 +136,7 @@ struct MailSender: Sendable {
     }
 
     func sendDue() async throws {
+        if lastSweep.due() { try await dropStaleBodies() }
         let claimed = try await database.query("""
             UPDATE mail_outbox SET next_attempt_at = now() + interval '1 minute', attempts = attempts + 1
             WHERE id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND attempts < 10 AND next_attempt_at <= now()
