@@ -25,13 +25,14 @@ public final class OutboxRelay: Service, Sendable {
     private let heartbeatInterval: Duration
     private let batchSize: Int
     private let retention: Duration
+    private let cleanupInterval: Duration
     private let lastHead = Atomic<Int64>(0)
     /// Envelopes committed by this process's ``OutboxWriter``, so numbering reads no envelope back.
     let bodies: RelayBodyCache
 
     public init(database: Database, stream: String, sink: any EventSink, telemetry: Telemetry,
                 pollInterval: Duration = .milliseconds(250), heartbeatInterval: Duration = .seconds(1),
-                batchSize: Int = 1000, retention: Duration = .seconds(7 * 86_400)) {
+                batchSize: Int = 1000, retention: Duration = .seconds(7 * 86_400), cleanupInterval: Duration = .seconds(3600)) {
         self.database = database
         self.stream = stream
         self.sink = sink
@@ -40,6 +41,7 @@ public final class OutboxRelay: Service, Sendable {
         self.heartbeatInterval = heartbeatInterval
         self.batchSize = batchSize
         self.retention = retention
+        self.cleanupInterval = cleanupInterval
         self.bodies = RelayBodyCache(capacity: max(4 * batchSize, 10_000))
     }
 
@@ -53,7 +55,9 @@ public final class OutboxRelay: Service, Sendable {
         await cancelWhenGracefulShutdown {
             let clock = ContinuousClock()
             var nextHeartbeat = clock.now
-            var nextCleanup = clock.now + .seconds(60)
+            // The first cleanup a minute after start (or sooner, with a shorter interval), then
+            // every `cleanupInterval` (an hour unless `CHRONIR_OUTBOX_CLEANUP_INTERVAL` says).
+            var nextCleanup = clock.now + min(.seconds(60), self.cleanupInterval)
             while !Task.isCancelled {
                 do {
                     var more = true
@@ -70,7 +74,7 @@ public final class OutboxRelay: Service, Sendable {
                     }
                     if clock.now >= nextCleanup {
                         try await self.cleanup()
-                        nextCleanup = clock.now + .seconds(3600)
+                        nextCleanup = clock.now + self.cleanupInterval
                     }
                 } catch {
                     if Task.isCancelled { break }

@@ -62,7 +62,15 @@ struct AccountDeletionTests {
             #expect(try await s.request(.POST, "/v1/subscriptions/apple", token: owner.token,
                                         json: ["signedTransaction": try await signer.sign(txn)]).status == 200)
             #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: owner.token))?.json["tier"]?.stringValue == "plus" })
-            try await Task.sleep(for: .milliseconds(500))  // the alarms service applies the same event
+            // The alarms service applies the same event (from the billing stream) before the
+            // operator's Premium, which it would otherwise overwrite.
+            #expect(await eventually(timeout: .seconds(20)) {
+                let tier = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
+                    try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(owner.uid)").first(String.self)
+                }
+                return tier == "plus"
+            }, "alarms never applied the purchase")
+            await s.settle()
             _ = try await s.setTier(owner, "premium")
             _ = try await s.setTier(admin, "premium")
             // Alarms: one fired (inbox, fire log), one shared with a friend who completed it.

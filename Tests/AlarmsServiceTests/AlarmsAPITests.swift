@@ -173,15 +173,13 @@ struct AlarmsAPITests {
             #expect(try await s.request(.POST, "/v1/alarms/\(id)/completions", token: u.token, json: ["status": "done"]).status == 400)
             let history = try await s.request(.GET, "/v1/alarms/\(id)/completions", token: u.token)
             #expect(history.status == 200)
-            if case .array(let items) = history.json["completions"] {
-                #expect(items.count == 2)
-                #expect(items.first?["status"]?.stringValue == "skipped")  // newest first
-            } else {
-                Issue.record("no completions array: \(history.text)")
-            }
+            let items = try #require(history.json["completions"]?.arrayValue, "no completions array: \(history.text)")
+            #expect(items.count == 2)
+            #expect(items.first?["status"]?.stringValue == "skipped")  // newest first
             #expect(history.json["streak"]?.intValue == 0)  // the latest occurrence was skipped
             let filtered = try await s.request(.GET, "/v1/alarms/\(id)/completions?status=completed&limit=1", token: u.token)
-            if case .array(let items) = filtered.json["completions"] { #expect(items.count == 1) }
+            let filteredItems = try #require(filtered.json["completions"]?.arrayValue, "no completions array: \(filtered.text)")
+            #expect(filteredItems.count == 1)
             let csv = try await s.request(.GET, "/v1/alarms/\(id)/completions.csv", token: u.token)
             #expect(csv.status == 200)
             #expect(csv.header("Content-Type")?.hasPrefix("text/csv") == true)
@@ -214,7 +212,7 @@ struct AlarmsAPITests {
                 while more {
                     let page = try await s.request(.GET, "/v1/alarms?since=\(cursor)&limit=2", token: u.token)
                     #expect(page.status == 200, "\(page.text)")
-                    guard case .array(let changes) = page.json["changes"] else { Issue.record("bad page \(page.text)"); return }
+                    let changes = try #require(page.json["changes"]?.arrayValue, "bad page \(page.text)")
                     for c in changes {
                         let id = c["id"]!.stringValue!
                         if c["deleted"] == .bool(true) { local[id] = nil } else { local[id] = c["alarm"] }
@@ -233,17 +231,17 @@ struct AlarmsAPITests {
             // Shared with someone else, then unshared: the other user's feed gets it, then a tombstone.
             _ = try await s.request(.PATCH, "/v1/alarms/\(ids[4])", token: u.token, json: ["sharedWith": [other.uid]])
             let otherFeed1 = try await s.request(.GET, "/v1/alarms?since=0", token: other.token)
-            #expect(otherFeed1.json["changes"].map { if case .array(let a) = $0 { return a.count } else { return -1 } } == 1)
+            let otherChanges1 = try #require(otherFeed1.json["changes"]?.arrayValue, "\(otherFeed1.text)")
+            #expect(otherChanges1.count == 1)
             _ = try await s.request(.PATCH, "/v1/alarms/\(ids[4])", token: u.token, json: ["sharedWith": []])
             let otherFeed2 = try await s.request(.GET, "/v1/alarms?since=\(otherFeed1.json["nextCursor"]!.stringValue!)", token: other.token)
             #expect(otherFeed2.json["changes"]?.stringValue == nil)
-            if case .array(let a) = otherFeed2.json["changes"] {
-                #expect(a.count == 1)
-                #expect(a.first?["deleted"] == .bool(true))
-            }
+            let otherChanges2 = try #require(otherFeed2.json["changes"]?.arrayValue, "\(otherFeed2.text)")
+            #expect(otherChanges2.count == 1)
+            #expect(otherChanges2.first?["deleted"] == .bool(true))
             try await sync()
             let server = try await s.request(.GET, "/v1/alarms?limit=200", token: u.token)
-            guard case .array(let serverAlarms) = server.json["alarms"] else { Issue.record("\(server.text)"); return }
+            let serverAlarms = try #require(server.json["alarms"]?.arrayValue, "\(server.text)")
             #expect(local.count == serverAlarms.count)
             for a in serverAlarms { #expect(local[a["id"]!.stringValue!] == a) }
             // Nothing new: the cursor stays.
@@ -323,11 +321,12 @@ struct AlarmsAPITests {
             let result = try await s.setTier(u, "free")
             #expect(result.deactivated.count == 2)
             let all = try await s.request(.GET, "/v1/alarms", token: u.token)
-            guard case .array(let alarms) = all.json["alarms"] else { Issue.record("\(all.text)"); return }
+            let alarms = try #require(all.json["alarms"]?.arrayValue, "\(all.text)")
             #expect(alarms.count == 4)
             #expect(alarms.filter { $0["isActive"] == .bool(true) }.count == 2)
             let active = try await s.request(.GET, "/v1/alarms?active=true", token: u.token)
-            if case .array(let a) = active.json["alarms"] { #expect(a.count == 2) }
+            let activeAlarms = try #require(active.json["alarms"]?.arrayValue, "\(active.text)")
+            #expect(activeAlarms.count == 2)
         }
     }
 
@@ -345,7 +344,7 @@ struct AlarmsAPITests {
             var cursor: String? = nil
             repeat {
                 let page = try await s.request(.GET, "/v1/alarms?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), token: u.token)
-                guard case .array(let alarms) = page.json["alarms"] else { Issue.record("\(page.text)"); return }
+                let alarms = try #require(page.json["alarms"]?.arrayValue, "\(page.text)")
                 seen += alarms.compactMap { $0["nextFireDate"]?.stringValue }
                 cursor = page.json["nextCursor"]?.stringValue
             } while cursor != nil
@@ -353,8 +352,7 @@ struct AlarmsAPITests {
             #expect(seen == seen.sorted())
             func count(_ query: String) async throws -> Int {
                 let r = try await s.request(.GET, "/v1/alarms?\(query)", token: u.token)
-                guard case .array(let a) = r.json["alarms"] else { return -1 }
-                return a.count
+                return try #require(r.json["alarms"]?.arrayValue, "\(r.text)").count
             }
             #expect(try await count("scope=mine") == 6)
             #expect(try await count("scope=shared") == 1)

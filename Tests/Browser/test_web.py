@@ -54,8 +54,18 @@ def test_signup_and_a_monthly_alarm_in_three_taps(new_page):
     # And a second one the same way, from the list: three taps.
     create_from_preset(page, "weekly-mon")
     expect(page.locator("[data-alarm]")).to_have_count(2)
-    titles = page.locator("[data-alarm] .title").all_inner_texts()
-    assert titles[0] == "Weekly check-in" or dt.datetime.now(dt.timezone.utc).day >= 24, titles  # sorted by next fire
+    # Sorted by next fire, whichever of the two comes first this month: the list's order is
+    # the order of the instants the cards show (and the weekly one is within the coming week).
+    listed = [(card.locator(".title").inner_text(), card.locator(".next-date").get_attribute("data-iso"))
+              for card in page.locator("[data-alarm]").all()]
+    instants = {title: dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) for title, iso in listed}
+    assert sorted(instants) == ["Pay rent", "Weekly check-in"], listed
+    assert instants["Pay rent"] == expected, listed
+    weekly_in = instants["Weekly check-in"] - dt.datetime.now(dt.timezone.utc)
+    assert dt.timedelta(0) < weekly_in <= dt.timedelta(days=7), listed
+    assert instants["Pay rent"] != instants["Weekly check-in"] or instants["Pay rent"].weekday() == 0, listed
+    order = [instants[title] for title, _ in listed]
+    assert order == sorted(order), listed
     expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
     shot(page, "list")
 

@@ -43,6 +43,20 @@ struct ContractTests {
     /// The tests' Python (the venv `make test` makes, with jsonschema and openapi-spec-validator).
     static var python: String { ContractChecker.python }
 
+    @Test("every event type declared in code has a schema in proto/events and every event schema a type in code")
+    func eventSchemasMatchCatalogues() throws {
+        let declared = ContractChecker.declaredEventTypes
+        let withSchema = try ContractChecker.eventSchemaTypes()
+        #expect(declared.count >= 26, "\(declared.sorted())")
+        #expect(declared.subtracting(withSchema).isEmpty,
+                "event types declared in code without a schema in proto/events: \(declared.subtracting(withSchema).sorted())")
+        #expect(withSchema.subtracting(declared).isEmpty,
+                "schemas in proto/events of no event type declared in code: \(withSchema.subtracting(declared).sorted())")
+        // The schemas are closed (the checker refuses an object open to any member).
+        let (status, output) = try ContractChecker.run([])
+        #expect(status == 0, "\(output)")
+    }
+
     @Test("every event the services published matches its schema in proto/events")
     func publishedEvents() async throws {
         try await withTestSuite(label: "events", start: { try $0.startCore() }) { s in

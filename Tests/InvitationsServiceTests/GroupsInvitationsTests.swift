@@ -236,7 +236,14 @@ struct GroupsInvitationsTests {
             let guest = try await s.signup("Guest")
             let soon = try await s.request(.POST, "/v1/invitations", token: owner.token, json: ["type": "group", "referenceId": g])
             let soonCode = try #require(soon.json["id"]?.stringValue)
-            try await Task.sleep(for: .seconds(2.5))
+            // The sweeper marks it expired once its lifetime is over.
+            var status: String?
+            #expect(await eventually(timeout: .seconds(15)) {
+                status = try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                    try await $0.query("SELECT status FROM invitations WHERE code = \(soonCode)").first(String.self)
+                }
+                return status == "expired"
+            }, "the invitation was not swept: \(String(describing: status))")
             let expired = try await s.request(.POST, "/v1/invitations/\(soonCode)/accept", token: guest.token)
             #expect(expired.status == 410, "\(expired.text)")
             #expect(expired.code == "CA004")
@@ -255,7 +262,7 @@ struct GroupsInvitationsTests {
             for _ in 0..<10 {
                 let r = try await s.request(.POST, "/v1/invitations", token: owner.token, json: ["type": "group", "referenceId": g])
                 #expect(r.status == 201, "\(r.text)")
-                if let c = r.json["id"]?.stringValue { codes.append(c) }
+                codes.append(try #require(r.json["id"]?.stringValue, "\(r.text)"))
             }
             let limited = try await s.request(.POST, "/v1/invitations", token: owner.token, json: ["type": "group", "referenceId": g])
             #expect(limited.status == 429, "\(limited.text)")

@@ -159,7 +159,8 @@ struct FastJSONTests {
 
     @Test("random JSON trees survive encode → Foundation parse and parse → encode")
     func randomTrees() throws {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest("FastJSONTests.randomTrees")
+        let seed = rng.seed
         func tree(_ depth: Int) -> JSONValue {
             switch Int.random(in: 0..<(depth > 3 ? 4 : 6), using: &rng) {
             case 0: return .null
@@ -173,13 +174,13 @@ struct FastJSONTests {
                 return .object(o)
             }
         }
-        for _ in 0..<500 {
+        for n in 0..<500 {
             let t = tree(0)
             let bytes = try FastJSONEncoder().encode(t)
             let foundation = try JSONDecoder().decode(JSONValue.self, from: bytes)
-            #expect(foundation == t)
+            #expect(foundation == t, "seed \(seed), tree \(n): \(t)")
             let fast = try FastJSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(t))
-            #expect(fast == t)
+            #expect(fast == t, "seed \(seed), tree \(n): \(t)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Messaging
 import ServiceLifecycle
+import Support
 import Synchronization
 import Testing
 import ZMQ
@@ -25,6 +26,14 @@ struct Count: RPCMethod {
     static let access = MethodAccess.services
 }
 
+/// Counts its executions when it starts, then takes `delayMs`.
+struct SlowCount: RPCMethod {
+    struct Request: Codable, Sendable { var delayMs: Int }
+    struct Response: Codable, Sendable { var n: Int }
+    static let type = "test.slow-count"
+    static let access = MethodAccess.services
+}
+
 final class AtomicCounter: Sendable { let value = Atomic<Int>(0) }
 
 /// A running RPC server on an ephemeral port plus a client connected to it.
@@ -33,11 +42,19 @@ final class RPCFixture: Sendable {
     let server: RPCServer
     let client: RPCClient
     let counter = AtomicCounter()
+    /// Executions of ``SlowCount`` started.
+    let slowRuns = AtomicCounter()
     let task: Task<Void, any Error>
 
-    init(maxFrameBytes: Int = 1 << 20) throws {
+    init(maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024) throws {
         var router = RPCRouter()
         let counter = self.counter
+        let slowRuns = self.slowRuns
+        router.on(SlowCount.self) { request, _ in
+            let n = slowRuns.value.add(1, ordering: .relaxed).newValue
+            try await Task.sleep(for: .milliseconds(request.delayMs))
+            return SlowCount.Response(n: n)
+        }
         router.on(Echo.self) { request, context in
             if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
             return Echo.Response(text: request.text, actor: context.actor)
@@ -45,7 +62,8 @@ final class RPCFixture: Sendable {
         router.on(Fail.self) { _, _ in throw ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31") }
         router.on(Count.self) { _, _ in Count.Response(n: counter.value.add(1, ordering: .relaxed).newValue) }
         server = try RPCServer(context: context, serviceName: "test", instance: "t1", binds: ["tcp://127.0.0.1:*"],
-                               router: router, telemetry: .discarding(), maxFrameBytes: maxFrameBytes)
+                               router: router, telemetry: .discarding(), maxFrameBytes: maxFrameBytes,
+                               maxConcurrent: maxConcurrent)
         client = try RPCClient(context: context, target: "test", endpoints: server.endpoints, source: "tests/1",
                                telemetry: .discarding(), defaultTimeout: .seconds(30), maxFrameBytes: maxFrameBytes)
         let server = self.server
@@ -126,6 +144,39 @@ struct RPCTests {
         #expect(a.n == b.n)
         let c = try await f.client.call(Count.self, Empty())
         #expect(c.n == a.n + 1)
+        await f.shutdown()
+    }
+
+    @Test("a keyed request retried while its first attempt still runs is executed once; both attempts get its answer")
+    func retryWhileRunning() async throws {
+        let f = try RPCFixture()
+        // The handler takes 600 ms; each attempt waits 200 ms: the second and third attempts
+        // reach the server while the first is still running.
+        let started = ContinuousClock.now
+        let reply = try await f.client.call(SlowCount.self, .init(delayMs: 600), timeout: .milliseconds(200),
+                                            idempotencyKey: "slow-1", retries: 3)
+        #expect(started.duration(to: .now) >= .milliseconds(400), "the call must have been retried")
+        #expect(reply.n == 1)
+        #expect(f.slowRuns.value.load(ordering: .relaxed) == 1, "the handler ran \(f.slowRuns.value.load(ordering: .relaxed)) times")
+        // A new key runs again.
+        #expect(try await f.client.call(SlowCount.self, .init(delayMs: 0), idempotencyKey: "slow-2").n == 2)
+        await f.shutdown()
+    }
+
+    @Test("a request still queued when its deadline passes is dropped by the server and never executed")
+    func expiredRequestDropped() async throws {
+        // One request at a time: the second waits in libzmq's queue behind the first.
+        let f = try RPCFixture(maxConcurrent: 1)
+        async let busy = f.client.call(SlowCount.self, .init(delayMs: 800), timeout: .seconds(10))
+        #expect(await eventually(timeout: .seconds(5), every: .milliseconds(10)) { f.slowRuns.value.load(ordering: .relaxed) == 1 })
+        await #expect(throws: ServiceError.self) {
+            _ = try await f.client.call(SlowCount.self, .init(delayMs: 0), timeout: .milliseconds(150))
+        }
+        #expect(try await busy.n == 1)
+        // The server is free again: a third request runs. The queued one, past its deadline,
+        // was dropped (had it run, this would be the third execution).
+        #expect(try await f.client.call(SlowCount.self, .init(delayMs: 0), timeout: .seconds(10)).n == 2)
+        #expect(f.slowRuns.value.load(ordering: .relaxed) == 2)
         await f.shutdown()
     }
 

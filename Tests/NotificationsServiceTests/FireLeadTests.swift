@@ -29,6 +29,8 @@ extension NotificationsTests {
         try await withSuite { s, push in
             let (u, live) = try await listeningUser(s, push, "Early")
             defer { Task { await live.close() } }
+            let witness = try await liveWitness(s)
+            defer { Task { await witness.live.close() } }
             let id = try await annualAlarm(s, u, "Ahead")
 
             let due = try await s.dueIn(id, seconds: 6)
@@ -57,8 +59,11 @@ extension NotificationsTests {
             #expect(hook.at >= due, "webhook \(hook.at) before \(due)")
             let after = try await s.request(.GET, "/v1/me/notifications", token: u.token)
             #expect(after.json["notifications"]?.arrayValue?.count == 1)
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(live.ids.count == 1)
+            // Everything settled and the gateway has applied all of it: a second copy would be here.
+            await s.settle()
+            try await passed(witness, s)
+            #expect(live.ids.count == 1, "\(live.ids)")
+            #expect(push.requests("webhook").count == 1)
         }
     }
 
@@ -67,6 +72,8 @@ extension NotificationsTests {
         try await withSuite { s, push in
             let (u, live) = try await listeningUser(s, push, "Changed")
             defer { Task { await live.close() } }
+            let witness = try await liveWitness(s)
+            defer { Task { await witness.live.close() } }
             let id = try await annualAlarm(s, u, "Gone")
             let keptID = try await annualAlarm(s, u, "Kept")
 
@@ -76,14 +83,22 @@ extension NotificationsTests {
             // (each user's stream is in id order)…
             _ = try await s.dueIn(keptID, seconds: 0)
             #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 2 })
-            try await Task.sleep(for: .seconds(1))
+            // The gateway has applied the one due now (a later notification reached the
+            // witness), and still holds it back.
+            await s.settle(deliveries: false)
+            try await passed(witness, s)
             #expect(live.ids.isEmpty, "\(live.ids)")
             // …and goes out as soon as the one in front is withdrawn.
             #expect(Date() < due.addingTimeInterval(-3), "too slow to withdraw before the instant")
             #expect(try await s.request(.DELETE, "/v1/alarms/\(id)", token: u.token).status == 204)
 
             #expect(await eventually(timeout: .seconds(5)) { live.ids.count == 1 }, "\(live.ids)")
-            try await Task.sleep(until: .now + .seconds(max(0, due.timeIntervalSinceNow) + 1.5))
+            // Past the withdrawn fire's instant, and everything published by then applied by
+            // notifications, its deliveries and the gateway: had it not been withdrawn, it would
+            // have rung by now.
+            #expect(await eventually(timeout: .seconds(15)) { Date() > due }, "the instant never came")
+            await s.settle()
+            try await passed(witness, s)
             let titles = live.events.withLock { $0.compactMap { e in
                 (try? JSONSerialization.jsonObject(with: Data(e.data.utf8)) as? [String: Any])?["title"] as? String
             } }
@@ -107,10 +122,13 @@ extension NotificationsTests {
     func gatewayRestartKeepsWaiting() async throws {
         try await withSuite { s, _ in
             let u = try await s.signup("Restart")
+            let before = try await liveWitness(s)
             let id = try await annualAlarm(s, u, "Across")
             let due = try await s.dueIn(id, seconds: 9)
             #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 })
-            try await Task.sleep(for: .milliseconds(500))  // the old gateway holds it too
+            // The old gateway holds it too: a later notification reached the witness through it.
+            try await passed(before, s)
+            await before.live.close()
 
             let gateway = try #require(s.running.withLock { $0.first { $0.name == "gateway" } })
             await gateway.stop()
@@ -126,8 +144,13 @@ extension NotificationsTests {
             #expect(await eventually(timeout: .seconds(15)) { live.ids.count == 1 }, "the restarted gateway lost the waiting fire")
             let arrived = try #require(live.events.withLock { $0.first?.receivedAt })
             #expect(arrived >= due, "live \(arrived) before \(due)")
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(live.ids.count == 1)
+            // The restarted gateway has applied everything published (a later notification
+            // reached the witness through it): a second copy would be here.
+            let after = try await liveWitness(s, before.user)
+            defer { Task { await after.live.close() } }
+            await s.settle()
+            try await passed(after, s)
+            #expect(live.ids.count == 1, "\(live.ids)")
         }
     }
 }

@@ -40,6 +40,41 @@ struct NotificationsTests {
         #expect(r.status == 200 || r.status == 201, "\(r.text)")
     }
 
+    /// Another user listening on the live stream, who shows that the gateway has applied every
+    /// notification published before a moment. The gateway applies the notifications stream in
+    /// order, and the witness has nothing waiting in front of its own notifications: once one
+    /// made after that moment reaches the witness, everything published before it has reached
+    /// the gateway too, and whatever of it could have arrived (or doubled) on another user's
+    /// live stream has had its chance. The witness is Plus (any number of alarms) and has no
+    /// device (its fires push nothing).
+    struct LiveWitness: Sendable {
+        let user: TestUser
+        let live: SSEClient
+    }
+
+    /// Signs a witness up (or reconnects `user`, e.g. to a restarted gateway) and waits until
+    /// its live stream is connected. The caller closes `live`.
+    func liveWitness(_ s: TestSuite, _ user: TestUser? = nil) async throws -> LiveWitness {
+        let u: TestUser
+        if let user {
+            u = user
+        } else {
+            u = try await s.signup("Witness")
+            _ = try await s.setTier(u, "plus")
+        }
+        let live = SSEClient(http: s.http, url: try await s.gatewayURL() + "/v1/me/events", token: u.token)
+        #expect(await eventually { live.connected.withLock { $0 } }, "the witness's live stream did not connect")
+        return LiveWitness(user: u, live: live)
+    }
+
+    /// Fires an alarm of the witness now and waits until it reaches the witness's live stream:
+    /// from then on, the gateway has applied everything published before this call.
+    func passed(_ w: LiveWitness, _ s: TestSuite, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let id = try await fireNow(s, w.user, title: "Witness")
+        #expect(await eventually(timeout: .seconds(20)) { w.live.events.withLock { $0.contains { $0.data.contains(id) } } },
+                "the witness's notification (alarm \(id)) did not reach its live stream", sourceLocation: sourceLocation)
+    }
+
     @Test("a fire reaches APNs, FCM and a webhook with the Appendix C payloads, the inbox and a live SSE client")
     func fireEverywhere() async throws {
         try await withSuite { s, push in
@@ -148,7 +183,8 @@ struct NotificationsTests {
             let again = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: bob.token,
                                             json: ["status": "completed", "scheduledDate": occurrence])
             #expect(again.json["completion"]?["userId"]?.stringValue == ann.uid, "\(again.text)")
-            try await Task.sleep(for: .seconds(1))
+            // Alarms → scheduler → notifications all caught up: a second push would be in by now.
+            await s.settle()
             let toOwner = await completions(owner).count, toBob = await completions(bob).count, toAnn = await completions(ann).count
             #expect(toOwner == 1 && toBob == 1 && toAnn == 0, "owner \(toOwner), bob \(toBob), ann \(toAnn)")
         }
@@ -185,7 +221,9 @@ struct NotificationsTests {
             // The next fire does not try the removed token again.
             _ = try await fireNow(s, u, title: "Second")
             #expect(await eventually(timeout: .seconds(20)) { push.requests("apns").filter { $0.path.hasSuffix("ios-flaky") }.count == 3 })
-            try await Task.sleep(for: .milliseconds(500))
+            // The second fire applied and every delivery of it finished: a push to the removed
+            // token would have been made by now.
+            await s.settle()
             #expect(push.requests("apns").filter { $0.path.hasSuffix("ios-gone") }.count == 1)
         }
     }
@@ -195,6 +233,8 @@ struct NotificationsTests {
         try await withSuite { s, push in
             let u = try await s.signup("Resumer")
             _ = try await s.setTier(u, "plus")
+            let witness = try await liveWitness(s)
+            defer { Task { await witness.live.close() } }
             let url = try await s.gatewayURL() + "/v1/me/events"
             let first = SSEClient(http: s.http, url: url, token: u.token)
             #expect(await eventually { first.connected.withLock { $0 } })
@@ -213,7 +253,9 @@ struct NotificationsTests {
             #expect(await eventually { second.ids.count == 2 }, "\(second.ids)")
             _ = try await fireNow(s, u, title: "Four")
             #expect(await eventually(timeout: .seconds(20)) { second.ids.count == 3 }, "\(second.ids)")
-            try await Task.sleep(for: .milliseconds(300))
+            // Everything published reached the gateway: a duplicate would be on the stream now.
+            await s.settle()
+            try await passed(witness, s)
             let titles = second.events.withLock { $0.compactMap { e in
                 (try? JSONSerialization.jsonObject(with: Data(e.data.utf8)) as? [String: Any])?["title"] as? String
             } }
@@ -242,7 +284,9 @@ struct NotificationsTests {
             try s.startNotifications(push)
             #expect(await eventually(timeout: .seconds(60), every: .milliseconds(100)) { push.requests("webhook").count >= 1000 },
                     "\(push.requests("webhook").count) delivered")
-            try await Task.sleep(for: .seconds(1))
+            // No timer left due, notifications' checkpoint at the scheduler's head, no delivery
+            // pending: a duplicate push would have been made by now.
+            await s.settle(timeout: .seconds(60))
             let deliveries = push.requests("webhook").compactMap { $0.headers["x-chronir-delivery"] }
             #expect(deliveries.count == 1000, "restarted after \(atRestart)")
             #expect(Set(deliveries).count == deliveries.count, "duplicates")

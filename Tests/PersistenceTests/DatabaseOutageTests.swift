@@ -58,8 +58,12 @@ struct DatabaseOutageTests {
             }
             // Down from 3 s before the instant to about 4 s after it.
             try await Task.sleep(for: .seconds(max(0, dueDate.timeIntervalSinceNow - 3)))
+            let firedBefore = try await fireRows(s.databaseURL, ids: ids).count
             try cluster.stop()
             let downAt = Date()
+            // The outage must cover the instant with all four still pending, or it tests nothing.
+            try #require(firedBefore == 0 && downAt < dueDate.addingTimeInterval(-1),
+                         "PostgreSQL went down at \(downAt) for fires due \(dueDate), \(firedBefore) already recorded (a slow machine?)")
             // Once the services notice (a probe every 500 ms, given 1 s), requests are answered
             // 503 at once. (One already waiting for a pool connection waits for the database.)
             try await Task.sleep(for: .seconds(2))
@@ -93,6 +97,13 @@ struct DatabaseOutageTests {
             let rows = try await fireRows(s.databaseURL, ids: ids)
             #expect(rows.count == ids.count, "fire rows: \(rows)")
             #expect(Set(rows.map(\.alarm)) == Set(ids))
+            // Recorded after PostgreSQL was back (the scheduler's stamp, taken before its statement).
+            let stamp = ISO8601DateFormatter()
+            stamp.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let early = await Self.count(s, "scheduler", """
+                SELECT count(*)::int FROM fires WHERE kind = 'fire' AND alarm_id = ANY('{\(ids.joined(separator: ","))}') AND fired_at < '\(stamp.string(from: upAt.addingTimeInterval(-0.5)))'
+                """)
+            #expect(early == 0, "fires stamped before PostgreSQL was back")
             let recovered = Date().timeIntervalSince(upAt)
             // Writes work again: a new alarm, and a login.
             let again = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "After", "schedule": scheduleJSON("monthly")])

@@ -40,7 +40,10 @@ struct FailoverTests {
             try await Task.sleep(until: .now + .seconds(start.addingTimeInterval(5).timeIntervalSinceNow), clock: .continuous)
             let victimShare = (try await cluster.owners())["replica-1"] ?? 0
             #expect(victimShare > 0)
+            // The kill must leave fires of the victim's still to come, or it tests nothing.
+            let pendingAtKill = try await cluster.pendingFires(ownedBy: "replica-1")
             cluster.replica(1).kill9()
+            try #require(pendingAtKill > 0, "replica-1 had no pending fires when it was killed (a slow machine?)")
             let killed = ContinuousClock.now
             let settled = await eventually(timeout: .seconds(20), every: .milliseconds(100)) {
                 let o = (try? await cluster.owners()) ?? [:]
@@ -61,7 +64,7 @@ struct FailoverTests {
             }
             let received = try await cluster.count("notifications", "SELECT count(*)::int FROM received")
             #expect(pushed, "received: \(received)")
-            try await Task.sleep(for: .seconds(1))  // anything doubled would arrive by now
+            #expect(await cluster.caughtUp(), "the notifications stand-in did not reach the scheduler's head")
             #expect(try await cluster.count("scheduler", "SELECT count(DISTINCT alarm_id)::int FROM fires WHERE kind = 'fire'") == n)
             #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM outbox WHERE type = 'scheduler.alarm-fired'") == n)
             #expect(try await cluster.count("notifications", "SELECT count(*)::int FROM received") == n)
@@ -101,15 +104,21 @@ struct FailoverTests {
             try await Task.sleep(until: .now + .seconds(due.addingTimeInterval(-1.5).timeIntervalSinceNow), clock: .continuous)
             b.signal(SIGSTOP)
             try await Task.sleep(until: .now + .seconds(due.addingTimeInterval(0.5).timeIntervalSinceNow), clock: .continuous)
+            try #require(try await cluster.count("scheduler", "SELECT count(*)::int FROM timers WHERE kind = 'fire'") == n,
+                         "the fires must still be pending when A continues")
+            let fencedBefore = a.output.components(separatedBy: "fenced: some partitions").count
             a.signal(SIGCONT)
-            try await Task.sleep(for: .seconds(1))
+            // A tries to fire with its old epochs and is refused (it logs that), while B is paused.
+            #expect(await eventually(timeout: .seconds(10), every: .milliseconds(50)) {
+                a.output.components(separatedBy: "fenced: some partitions").count > fencedBefore
+            }, "A never tried to fire after it continued: \(a.output.suffix(3000))")
             #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM fires") == 0, "A recorded fires while fenced")
             b.signal(SIGCONT)
 
             #expect(await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
                 (try? await cluster.count("scheduler", "SELECT count(*)::int FROM fires WHERE kind = 'fire'")) == n
             }, "\(cluster.logs)")
-            try await Task.sleep(for: .seconds(1))
+            #expect(await cluster.caughtUp())
             // No fire under an epoch older than B's: A's own epochs are dead. (A may still record
             // some under newer ones, if a lease of B's ran out before B, resumed on a busy
             // machine, renewed it: that is a takeover, not a fenced replica writing.)
@@ -127,6 +136,54 @@ struct FailoverTests {
 }
 
 extension FailoverTests {
+    @Test("a replica stopped inside its fire transaction, holding the lease rows: the idle timeout frees them, the other replica fires everything under new epochs, the paused one's transaction fails and it records nothing")
+    func pausedInsideFireTransaction() async throws {
+        // Lease 6 s: the paused transaction is ended by PostgreSQL after 3 s idle (half the
+        // lease), before its leases expire, so the takeover can lock the lease rows.
+        try await withCluster("sched-stop-tx", replicas: 2, environment: ["CHRONIR_LEASE_DURATION": "6s", "CHRONIR_FIRE_LEAD": "0s"]) { cluster in
+            let a = try cluster.startReplica(0, environment: ["CHRONIR_FAILPOINT_STOP_IN_FIRE": "1"])
+            #expect(await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+                (try? await cluster.owners())?["replica-0"] == 256
+            }, "\(cluster.logs)")
+            let n = 300
+            let due = Date().addingTimeInterval(6)
+            try await cluster.publish((0..<n).map { alarmState("stoptx-\($0)", at: due.addingTimeInterval(Double($0) * 0.001)) })
+            // A's first fire transaction passes its lease check, then A stops with the rows locked.
+            #expect(await a.waitForOutput("failpoint: SIGSTOP after the lease check", timeout: .seconds(30)), "\(a.output.suffix(3000))")
+            let pendingAtPause = try await cluster.count("scheduler", "SELECT count(*)::int FROM timers WHERE kind = 'fire'")
+            try #require(pendingAtPause == n, "the fires must be pending while A is paused (\(pendingAtPause) of \(n))")
+            let held = try await cluster.pairs("SELECT partition, epoch FROM leases WHERE owner = 'replica-0'")
+            #expect(held.count == 256)
+
+            // B starts and takes every partition: the locked ones only once PostgreSQL ended A's
+            // idle transaction.
+            let b = try cluster.startReplica(1)
+            #expect(await eventually(timeout: .seconds(30), every: .milliseconds(200)) {
+                (try? await cluster.count("scheduler", "SELECT count(*)::int FROM fires WHERE kind = 'fire'")) == n
+            }, "B did not fire everything while A was paused: \(cluster.logs)")
+            #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM fires WHERE instance = 'replica-1'") == n)
+            // Every fire carries B's epoch, newer than the one A held.
+            #expect(try await cluster.count("scheduler", """
+                SELECT count(*)::int FROM fires f JOIN leases l USING (partition)
+                WHERE f.epoch <> l.epoch OR l.owner <> 'replica-1'
+                """) == 0)
+            let stale = Dictionary(uniqueKeysWithValues: held.map { ($0.0, $0.1) })
+            let epochs = try await cluster.pairs("SELECT DISTINCT partition, epoch FROM fires")
+            #expect(epochs.allSatisfy { $0.1 > (stale[$0.0] ?? .max) }, "a fire carries an epoch A held")
+
+            // A continues: its transaction is gone; its retry is fenced; it records nothing.
+            a.signal(SIGCONT)
+            #expect(await a.waitForOutput("fire batch failed", timeout: .seconds(20)), "\(a.output.suffix(3000))")
+            #expect(await a.waitForOutput("fenced: some partitions", timeout: .seconds(20)), "\(a.output.suffix(3000))")
+            #expect(await cluster.caughtUp())
+            #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM fires WHERE instance = 'replica-0'") == 0)
+            #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM fires") == n)
+            #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM outbox WHERE type = 'scheduler.alarm-fired'") == n)
+            #expect(try await cluster.count("notifications", "SELECT count(*)::int FROM received") == n)
+            #expect(a.exitStatus == nil && b.exitStatus == nil)
+        }
+    }
+
     @Test("a pending timer the loader never saw (committed behind its position) is swept and fired")
     func sweepFindsMissedTimers() async throws {
         try await withCluster("sched-sweep", replicas: 1) { cluster in

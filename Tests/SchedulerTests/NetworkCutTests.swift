@@ -27,12 +27,15 @@ extension FailoverTests {
             #expect(await eventually(timeout: .seconds(10), every: .milliseconds(100)) {
                 (try? await cluster.count("scheduler", "SELECT count(*)::int FROM timers WHERE kind = 'fire'")) == n
             })
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(1))  // both loaders poll every 100 ms
             #expect(((try await cluster.owners())["replica-0"] ?? 0) > 0)
 
             // The network between replica 0 and PostgreSQL goes; the process keeps running.
+            // Fires of replica 0's must still be ahead, or the cut tests nothing.
+            let pendingAtCut = try await cluster.pendingFires(ownedBy: "replica-0")
             let cutWall = Date()
             proxy.cut()
+            try #require(pendingAtCut > 0, "replica 0 had no pending fires at the cut (a slow machine?)")
             let cutAt = ContinuousClock.now
             let moved = await eventually(timeout: .seconds(20), every: .milliseconds(100)) {
                 (try? await cluster.owners()) == ["replica-1": 256]
@@ -82,7 +85,7 @@ extension FailoverTests {
             }
             let received = (try? await cluster.count("notifications", "SELECT count(*)::int FROM received")) ?? -1
             #expect(pushed, "received: \(received)")
-            try await Task.sleep(for: .seconds(1))  // anything doubled would arrive by now
+            #expect(await cluster.caughtUp())
             #expect(try await cluster.count("scheduler", "SELECT count(DISTINCT alarm_id)::int FROM fires WHERE kind = 'fire'") == n + m)
             #expect(try await cluster.count("scheduler", "SELECT count(*)::int FROM outbox WHERE type = 'scheduler.alarm-fired'") == n + m)
             #expect(try await cluster.count("notifications", "SELECT count(*)::int FROM received") == n + m)

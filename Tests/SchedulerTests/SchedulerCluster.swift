@@ -142,6 +142,35 @@ final class SchedulerCluster: Sendable {
         }
     }
 
+    /// (partition, epoch) rows of a query in the scheduler schema.
+    func pairs(_ sql: String) async throws -> [(Int32, Int64)] {
+        try await withDatabase(url: url, schema: "scheduler") { db in
+            var out: [(Int32, Int64)] = []
+            for try await row in try await db.query(PostgresQuery(unsafeSQL: sql)).decode((Int32, Int64).self) { out.append(row) }
+            return out
+        }
+    }
+
+    /// Fire timers still pending in the partitions `owner` holds now.
+    func pendingFires(ownedBy owner: String) async throws -> Int {
+        try await count("scheduler", """
+            SELECT count(*)::int FROM timers t JOIN leases l USING (partition)
+            WHERE t.kind = 'fire' AND l.owner = '\(owner)' AND l.expires_at > now()
+            """)
+    }
+
+    /// Waits until every scheduler event committed so far is numbered and applied by the
+    /// notifications stand-in: anything announced twice would be in `received` by then.
+    func caughtUp(timeout: Duration = .seconds(30)) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(100)) {
+            guard let unsequenced = try? await self.count("scheduler", "SELECT count(*)::int FROM outbox WHERE seq IS NULL"),
+                  let head = try? await self.count("scheduler", "SELECT coalesce(max(last_seq), 0)::int FROM outbox_streams WHERE stream = 'scheduler'"),
+                  let at = try? await self.count("notifications", "SELECT coalesce(max(seq), 0)::int FROM consumer_checkpoints WHERE stream = 'scheduler'")
+            else { return false }
+            return unsequenced == 0 && at == head
+        }
+    }
+
     func shutdown() async {
         for p in replicas.withLock({ Array($0.values) }) { await p.terminate() }
         for s in standIns.withLock({ $0 }).reversed() { await s.stop() }

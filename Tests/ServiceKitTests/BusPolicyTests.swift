@@ -38,8 +38,13 @@ struct BusPolicyTests {
                 #expect(try await refusal(s, as: principal, .accounts, AccountsMethods.SetTier.self, .init(userId: u.uid, tier: .premium)) == .callerNotAllowed)
                 #expect(try await refusal(s, as: principal, .alarms, AlarmsMethods.SetTier.self, .init(userId: u.uid, tier: "premium")) == .callerNotAllowed)
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Every consumer caught up with its producer: a change that slipped through would show now.
+            await s.settle()
             #expect(try await s.request(.GET, "/v1/me", token: u.token).json["tier"]?.stringValue == "free")
+            let alarmsTier = try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(u.uid)").first(String.self)
+            }
+            #expect(alarmsTier == nil || alarmsTier == "free", "alarms holds tier \(String(describing: alarmsTier))")
             // The read-only state of the suite: the gateway (for /v1/ops/status) and the operator.
             #expect(try await refusal(s, as: "gateway", .alarms, SystemMethods.Streams.self, Empty()) == nil)
             #expect(try await refusal(s, as: "operator", .alarms, SystemMethods.Streams.self, Empty()) == nil)

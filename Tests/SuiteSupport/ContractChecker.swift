@@ -1,4 +1,6 @@
+import Contracts
 import Foundation
+import Messaging
 
 /// `scripts/check_contracts.py`, run from the tests: the OpenAPI document and the events'
 /// JSON Schemas against what the services do.
@@ -21,5 +23,27 @@ enum ContractChecker {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)
+    }
+
+    /// The event catalogues of the streams (`Contracts`): every event type the code declares.
+    /// A new stream's catalogue is added here; `EventCoverageTests` then requires each of its types.
+    static var catalogues: [(stream: String, types: [any EventType])] {
+        [(AccountsEvents.stream, AccountsEvents.all), (AlarmsEvents.stream, AlarmsEvents.all),
+         (SchedulerEvents.stream, SchedulerEvents.all), (NotificationsEvents.stream, NotificationsEvents.all),
+         (InvitationsEvents.stream, InvitationsEvents.all), (BillingEvents.stream, BillingEvents.all)]
+    }
+
+    /// Every event type declared in code.
+    static var declaredEventTypes: Set<String> { Set(catalogues.flatMap { $0.types.map(\.type) }) }
+
+    /// The streams of ``catalogues``: each is the database schema whose outbox holds its events.
+    static var eventStreams: [String] { catalogues.map { $0.stream } }
+
+    /// The event types with a schema in `proto/events` (`<type>.schema.json`; the shared parts,
+    /// `alarm-state` and `schedule`, have no dot in their names and are no event types).
+    static func eventSchemaTypes() throws -> Set<String> {
+        let suffix = ".schema.json"
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("proto/events").path)
+        return Set(names.filter { $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }.filter { $0.contains(".") })
     }
 }

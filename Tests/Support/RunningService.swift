@@ -1,6 +1,7 @@
 import Foundation
 import Persistence
 import ServiceKit
+import Testing
 
 /// A service running in this test process, on its own ports, with its own database schema.
 public final class RunningService: Sendable {
@@ -41,10 +42,19 @@ public final class RunningService: Sendable {
         }
     }
 
-    /// Graceful shutdown, waiting for it to finish.
-    public func stop() async {
+    /// Graceful shutdown, waiting for it to finish. A service that stopped with an error of its
+    /// own — it died mid-test, failed to start, or its graceful stop failed — fails the running
+    /// test with that error (recorded at the caller of `stop()`); one stopped by cancellation does
+    /// not count as a failure.
+    public func stop(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async {
         await handle.shutdown()
-        _ = try? await task.value
+        do {
+            try await task.value
+        } catch is CancellationError {
+            // Stopped by cancellation, not by a failure of its own.
+        } catch {
+            Issue.record(error, "test service \(name) stopped with an error", sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+        }
     }
 }
 

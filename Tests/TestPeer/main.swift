@@ -2,7 +2,8 @@
 // the multi-process durability tests (kill -9, restart, catch up).
 //
 //   chronir-testpeer produce [--count N] [--no-relay]   (env: DATABASE_URL, CHRONIR_RPC_BIND, CHRONIR_PUB_BIND)
-//   chronir-testpeer consume                            (env: DATABASE_URL, PEER_RPC, PEER_EVENTS)
+//   chronir-testpeer consume                            (env: DATABASE_URL, PEER_RPC, PEER_EVENTS,
+//                                                         CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT=producer:<n>)
 import Foundation
 import Messaging
 import Outbox
@@ -67,7 +68,9 @@ case "consume":
         }
         let replay = runtime.owning(try RPCClient(context: runtime.zmq, target: "producer", endpoints: runtime.environment.list("PEER_RPC", []),
                                                    source: runtime.source, telemetry: runtime.telemetry), "replay client") { await $0.close() }
-        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer")
+        // The rows have no unique key: an event applied twice would show as two rows.
+        let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer",
+                                           crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"))
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry)
         let subscriber = try EventSubscriber(context: runtime.zmq, name: "producer", endpoints: runtime.environment.list("PEER_EVENTS", []),
                                              consumers: [consumer], telemetry: runtime.telemetry)

@@ -86,7 +86,8 @@ struct TimingWheelTests {
 
     @Test("a long random workload agrees with a sorted reference")
     func randomAgainstReference() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest("TimingWheelTests.randomAgainstReference")
+        let seed = rng.seed
         var w = TimingWheel(now: 0, tick: 10, slotsPerLevel: 16, levels: 4)
         var reference: [UInt64: Int64] = [:]
         var t: Int64 = 0
@@ -99,19 +100,19 @@ struct TimingWheelTests {
                 reference[key] = d
             case 6..<8:
                 let cancelled = w.cancel(key: key)
-                #expect(cancelled == (reference.removeValue(forKey: key) != nil))
+                #expect(cancelled == (reference.removeValue(forKey: key) != nil), "seed \(seed), step \(step)")
             default:
                 t += Int64.random(in: 0...3_000, using: &rng)
                 let due = w.advance(to: t)
                 let expected = reference.filter { $0.value <= t }.map { TimingWheel.Entry(key: $0.key, deadline: $0.value) }.sorted()
-                #expect(due == expected, "step \(step)")
+                #expect(due == expected, "seed \(seed), step \(step)")
                 for e in due { reference[e.key] = nil }
             }
-            #expect(w.count == reference.count)
+            #expect(w.count == reference.count, "seed \(seed), step \(step)")
         }
         let r7 = w.advance(to: Int64.max / 4)
 
-        #expect(r7.count == reference.count)
+        #expect(r7.count == reference.count, "seed \(seed)")
     }
 
     @Test("memory per pending timer stays under 64 bytes at scale")

@@ -31,8 +31,9 @@ struct NotificationsConfig: Sendable {
     /// `CHRONIR_PUSH_CONCURRENCY` (64) sends in flight; `CHRONIR_DELIVERY_POLL` (100 ms).
     var concurrency: Int
     var poll: Duration
-    /// `CHRONIR_INBOX_RETENTION` (30 d).
+    /// `CHRONIR_INBOX_RETENTION` (30 d), swept at start and every `CHRONIR_INBOX_SWEEP_INTERVAL` (1 h).
     var retention: Duration
+    var retentionSweep: Duration
 
     init(environment e: ServiceEnvironment) throws {
         if let keyFile = e.optional("CHRONIR_APNS_KEY_FILE") {
@@ -64,6 +65,8 @@ struct NotificationsConfig: Sendable {
         concurrency = try e.int("CHRONIR_PUSH_CONCURRENCY", 64, in: 1...10_000)
         poll = try e.duration("CHRONIR_DELIVERY_POLL", .milliseconds(100))
         retention = try e.duration("CHRONIR_INBOX_RETENTION", .seconds(30 * 86_400))
+        retentionSweep = try e.duration("CHRONIR_INBOX_SWEEP_INTERVAL", .seconds(3600))
+        guard retentionSweep > .zero else { throw ServiceEnvironment.Invalid("CHRONIR_INBOX_SWEEP_INTERVAL must be more than 0") }
     }
 
     static func read(_ path: String, _ key: String) throws -> String {

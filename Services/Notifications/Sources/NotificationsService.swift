@@ -50,7 +50,7 @@ public enum NotificationsService {
         parts.services.append(scheduler.subscriber)
         parts.services.append(worker)
         let retention = RetentionSweeper(store: store, retention: config.retention, logger: runtime.logs.logger("retention"))
-        parts.services.append(PeriodicService("retention sweep", every: .seconds(3600), logger: runtime.logs.logger("retention")) {
+        parts.services.append(PeriodicService("retention sweep", every: config.retentionSweep, logger: runtime.logs.logger("retention")) {
             try await retention.sweep()
         })
         try runtime.exporter(database: database, sections: NotificationsExport.sections).register(ExportMethods.Notifications.self, in: &router)

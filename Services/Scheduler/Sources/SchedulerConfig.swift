@@ -1,4 +1,5 @@
 import Foundation
+import Outbox
 import ServiceKit
 
 /// The scheduler's settings (environment, with defaults).
@@ -31,6 +32,9 @@ struct SchedulerConfig: Sendable {
     /// (`CHRONIR_FIRE_LEAD`, 10 s; 0 announces at the instant). Notifications and the gateway
     /// hold what they prepared until the instant; a change of the alarm in between withdraws it.
     var lead: Duration
+    /// Fault tests only (`CHRONIR_FAILPOINT_STOP_IN_FIRE=<n>`): the n-th fire transaction that
+    /// passed its lease check stops the process (SIGSTOP) while it holds the lease rows.
+    var stopInFire: CrashFailpoint?
 
     init(environment e: ServiceEnvironment) throws {
         partitions = try e.int("CHRONIR_SCHEDULER_PARTITIONS", 256, in: 1...65_536)
@@ -46,6 +50,9 @@ struct SchedulerConfig: Sendable {
         sweep = try e.duration("CHRONIR_SWEEP_INTERVAL", .seconds(5))
         sweepLag = try e.duration("CHRONIR_SWEEP_LAG", .seconds(2))
         lead = try e.duration("CHRONIR_FIRE_LEAD", .seconds(10))
+        if e.optional("CHRONIR_FAILPOINT_STOP_IN_FIRE") != nil {
+            stopInFire = CrashFailpoint(after: try e.int("CHRONIR_FAILPOINT_STOP_IN_FIRE", 1, in: 1...1_000_000), signal: SIGSTOP)
+        }
         guard lead >= .zero, lead <= .seconds(300) else {
             throw ServiceEnvironment.Invalid("CHRONIR_FIRE_LEAD must be between 0 and 300 seconds")
         }

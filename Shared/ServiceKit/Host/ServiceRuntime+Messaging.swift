@@ -50,7 +50,8 @@ extension ServiceRuntime {
             database: database, stream: name, sink: sink, telemetry: telemetry,
             pollInterval: try environment.duration("CHRONIR_OUTBOX_POLL", .milliseconds(250)),
             heartbeatInterval: try environment.duration("CHRONIR_OUTBOX_HEARTBEAT", .seconds(1)),
-            retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400))
+            retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400)),
+            cleanupInterval: try environment.duration("CHRONIR_OUTBOX_CLEANUP_INTERVAL", .seconds(3600))
         )
         OutboxReplay.register(in: &router, database: database, streams: [name])
         let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, database: database, relay: relay)
@@ -96,7 +97,7 @@ extension ServiceRuntime {
     /// The fault tests' failpoint for `stream`, from `CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT`
     /// (`<stream>:<n>`: SIGKILL the n-th time events of that stream were applied and their
     /// checkpoint is not yet written); nil when unset or for another stream.
-    func crashFailpoint(stream: String) throws -> CrashFailpoint? {
+    public func crashFailpoint(stream: String) throws -> CrashFailpoint? {
         let key = "CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT"
         guard let spec = environment.optional(key) else { return nil }
         let parts = spec.split(separator: ":")

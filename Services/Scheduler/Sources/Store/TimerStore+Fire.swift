@@ -41,6 +41,7 @@ extension TimerStore {
                             metadata: ["held": "\(parts.count)", "valid": "\(valid.count)"])
             }
             guard !valid.isEmpty else { return FireResult(skipped: ids.count, fenced: true) }
+            config.stopInFire?.pass("the lease check of a fire transaction (\(valid.count) partitions locked)")
             let t0 = ContinuousClock.now
             let rows = try await c.query("""
                 DELETE FROM timers t USING alarms a
