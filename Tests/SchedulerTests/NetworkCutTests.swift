@@ -5,7 +5,7 @@ import Testing
 extension FailoverTests {
     @Test("a replica cut off from PostgreSQL, its process running, loses its partitions within the lease, records nothing, and rejoins without a duplicate")
     func networkCutReplica() async throws {
-        try await withCluster("sched-cut", replicas: 2, environment: ["CHRONIR_LEASE_DURATION": "6s"]) { cluster in
+        try await withCluster("sched-cut", replicas: 2, environment: ["CHRONIR_LEASE_DURATION": "6s", "CHRONIR_FIRE_LEAD": "0s"]) { cluster in
             // Replica 0 reaches PostgreSQL only through a proxy the test cuts: a partition.
             var direct = try #require(URLComponents(string: cluster.url))
             let proxy = try TCPProxy(upstreamPort: try #require(direct.port))
