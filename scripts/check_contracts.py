@@ -47,7 +47,8 @@ def open_objects(schema, where):
     if isinstance(schema, dict):
         is_object = "properties" in schema or schema.get("type") == "object" or (
             isinstance(schema.get("type"), list) and "object" in schema["type"])
-        closed = "additionalProperties" in schema and schema["additionalProperties"] is not True or \
+        extra = schema.get("additionalProperties", True)
+        closed = extra is not True and extra != {} or \
             schema.get("unevaluatedProperties") is False
         if is_object and not closed:
             found.append(f"{where}: an object open to any member (no additionalProperties: false)")

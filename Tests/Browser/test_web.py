@@ -195,8 +195,8 @@ def test_the_operations_page_shows_the_running_scheduler(new_page):
     expect(replicas.locator("tbody tr").first).to_contain_text("ok")
     expect(page.get_by_role("table", name="Streams")).to_contain_text("alarms")
     expect(page.get_by_role("table", name="Services")).to_contain_text("notifications")
-    time.sleep(5.5)   # a second sample for the chart
-    expect(page.locator("#chart polyline")).to_have_count(2)
+    # A second sample for the chart (the page samples every 5 s).
+    expect(page.locator("#chart polyline")).to_have_count(2, timeout=15_000)
     shot(page, "ops", full=True)
 
 
@@ -269,7 +269,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
     expect(page.locator("[data-alarm]")).to_have_count(0)
     page.locator(".toast").get_by_role("button", name="Undo").click()
     expect(page.locator("[data-alarm]")).to_have_count(1)
-    time.sleep(6)
+    time.sleep(6)  # past the 5 s undo window: a delete not undone would have been sent by now
     token = access_token(page)
     status = page.evaluate("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status)", [alarm_id, token])
     assert status == 200, status

@@ -134,7 +134,14 @@ struct ConsumerCrashTests {
             #expect(await eventually(timeout: .seconds(10)) {
                 (try? await s.request(.GET, "/v1/alarms/\(fire)", token: owner.token))?.json["lastFiredDate"]?.stringValue != nil
             })
-            try await Task.sleep(for: .seconds(2))  // anything doubled would arrive by now
+            // Anything doubled would be here once notifications reached the scheduler's head and
+            // sent every pending push.
+            #expect(await eventually(timeout: .seconds(30)) {
+                let head = await count(s, "scheduler", "SELECT coalesce(max(last_seq), 0)::int FROM outbox_streams WHERE stream = 'scheduler'") ?? -1
+                let at = await count(s, "notifications", "SELECT coalesce(max(seq), 0)::int FROM consumer_checkpoints WHERE stream = 'scheduler'") ?? -2
+                let pending = await count(s, "notifications", "SELECT count(*)::int FROM deliveries WHERE state = 'pending'") ?? -1
+                return at == head && pending == 0
+            }, "notifications did not catch up with the scheduler after its restart")
             #expect(await count(s, "notifications", "SELECT count(*)::int FROM inbox WHERE user_id = '\(owner.uid)' AND data->>'alarmId' = '\(fire)'") == 1)
             #expect(push.requests("webhook").count == 1)
             #expect(await count(s, "scheduler", "SELECT count(*)::int FROM fires WHERE alarm_id = '\(fire)'") == 1)

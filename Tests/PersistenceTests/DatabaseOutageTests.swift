@@ -66,7 +66,6 @@ struct DatabaseOutageTests {
                          "PostgreSQL went down at \(downAt) for fires due \(dueDate), \(firedBefore) already recorded (a slow machine?)")
             // Once the services notice (a probe every 500 ms, given 1 s), requests are answered
             // 503 at once. (One already waiting for a pool connection waits for the database.)
-            try await Task.sleep(for: .seconds(2))
             var outage: HTTPResult?
             let noticed = await eventually(timeout: .seconds(5), every: .milliseconds(250)) {
                 outage = try? await s.request(.GET, "/v1/alarms", token: u.token)

@@ -172,7 +172,10 @@ final class SchedulerCluster: Sendable {
     }
 
     func shutdown() async {
-        for p in replicas.withLock({ Array($0.values) }) { await p.terminate() }
+        for p in replicas.withLock({ Array($0.values) }) {
+            p.signal(SIGCONT)  // a replica a failed test left stopped would not hear SIGTERM
+            await p.terminate()
+        }
         for s in standIns.withLock({ $0 }).reversed() { await s.stop() }
     }
 
