@@ -379,7 +379,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TimingWheelTests",
-            dependencies: ["TimingWheel"],
+            dependencies: ["TimingWheel", "Support"],
             path: "Tests/TimingWheelTests",
             swiftSettings: swiftSettings
         ),

@@ -64,12 +64,7 @@ struct AccountDeletionTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: owner.token))?.json["tier"]?.stringValue == "plus" })
             // The alarms service applies the same event (from the billing stream) before the
             // operator's Premium, which it would otherwise overwrite.
-            #expect(await eventually(timeout: .seconds(20)) {
-                let tier = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
-                    try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(owner.uid)").first(String.self)
-                }
-                return tier == "plus"
-            }, "alarms never applied the purchase")
+            #expect(await s.alarmsTier(of: owner, is: "plus"), "alarms never applied the purchase")
             await s.settle()
             _ = try await s.setTier(owner, "premium")
             _ = try await s.setTier(admin, "premium")

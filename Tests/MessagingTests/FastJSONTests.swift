@@ -1,5 +1,6 @@
 import Foundation
 import Messaging
+import Support
 import Testing
 
 @Suite("Fast JSON coding")

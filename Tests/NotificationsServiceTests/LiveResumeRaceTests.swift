@@ -43,10 +43,8 @@ struct LiveResumeRaceTests {
                     """)
             }
 
-            var seed = UInt64.random(in: 1...UInt64.max)
-            if let fixed = ProcessInfo.processInfo.environment["CHRONIR_TEST_SEED"].flatMap(UInt64.init) { seed = fixed }
-            print("LiveResumeRaceTests seed \(seed) (CHRONIR_TEST_SEED replays it)")
-            var random = SeededRandom(seed: seed)
+            var random = SeededRandom.forTest("LiveResumeRaceTests.reconnectsDuringFires")
+            let seed = random.seed
             let url = try await s.gatewayURL() + "/v1/me/events"
             var received: [Int64] = []
             var connections = 0
@@ -69,18 +67,5 @@ struct LiveResumeRaceTests {
             #expect(received == inbox, "seed \(seed), \(connections) connections: received \(received.count) ids \(received), inbox \(inbox)")
             #expect(connections >= 8, "the client should have reconnected while fires came in (seed \(seed))")
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so a failing order of reconnects can be replayed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Messaging
 import Schedules
+import Support
 
 /// A seeded generator of random valid schedules (reproducible: the seed is in every message).
 struct ScheduleGenerator {
@@ -8,21 +9,10 @@ struct ScheduleGenerator {
                         "Australia/Lord_Howe", "America/St_Johns", "Asia/Kathmandu", "Asia/Kolkata", "Asia/Manila",
                         "Pacific/Auckland", "Pacific/Chatham"]
 
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    var rng: SplitMix
+    var rng: SeededRandom
 
     init(seed: UInt64) {
-        rng = SplitMix(state: seed)
+        rng = SeededRandom(seed: seed)
     }
 
     mutating func int(_ r: ClosedRange<Int>) -> Int { Int.random(in: r, using: &rng) }

@@ -38,12 +38,7 @@ struct DataExportTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/me", token: owner.token))?.json["tier"]?.stringValue == "plus" })
             // Alarms applies the same purchase (from the billing stream) before the operator's
             // Premium, which the purchase would otherwise overwrite.
-            #expect(await eventually(timeout: .seconds(20)) {
-                let tier = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
-                    try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(owner.uid)").first(String.self)
-                }
-                return tier == "plus"
-            }, "alarms never applied the purchase")
+            #expect(await s.alarmsTier(of: owner, is: "plus"), "alarms never applied the purchase")
             await s.settle()
             _ = try await s.setTier(owner, "premium")
             var alarms: [String] = []

@@ -62,6 +62,17 @@ extension TestSuite {
         }
     }
 
+    /// Waits until the alarms service holds `tier` for `user` (it applies tiers from the
+    /// accounts and billing streams); false after `timeout`.
+    func alarmsTier(of user: TestUser, is tier: String, timeout: Duration = .seconds(20)) async -> Bool {
+        await eventually(timeout: timeout) {
+            let held = try? await withDatabase(url: databaseURL, schema: "alarms") {
+                try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(user.uid)").first(String.self)
+            }
+            return held == tier
+        }
+    }
+
     /// Waits until ``unsettled(deliveries:)`` is empty on two reads in a row (so a step that was
     /// between two checks of one read is seen on the next); records an issue naming what stayed
     /// behind when it does not within `timeout`. Call it before asserting that nothing more
