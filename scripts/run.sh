@@ -2,43 +2,114 @@
 # `make run`: the whole suite on this machine.
 # Installs missing packages, starts a local PostgreSQL under .run/pg when DATABASE_URL is not
 # set, builds, starts every service and the gateway, prints the API address, and stops
-# everything on Ctrl-C / SIGTERM.
+# everything on Ctrl-C / SIGTERM (exit 0, "stopped").
 #   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
 #   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (each on its own ports: ServiceDirectory.swift)
 #   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl
 #   CHRONIR_BUS_KEYS=DIR           the CurveZMQ keys of the bus (default .run/keys, generated on first start)
+#   CHRONIR_HTTP_PORT=8080         the gateway's HTTP port
+#   CHRONIR_PG_PORT=55433          the embedded PostgreSQL's port
+#   CHRONIR_PG_DIR=.run/pg         its data directory (delete it, or `make clean`, to start from an empty database)
+#   CHRONIR_STOP_TIMEOUT=15        seconds the services get to stop before SIGKILL
 # Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
 # Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …).
+# The build's output goes to .run/logs/build.log; a failed build stops here with the compiler's errors.
+# Exit status: 0 when stopped by a signal; 1 when the build failed, the suite did not become
+# healthy or a service exited on its own (named, with the end of its log).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-scripts/deps.sh
 
 config=${CHRONIR_BUILD_CONFIG:-debug}
 http_port=${CHRONIR_HTTP_PORT:-8080}
 pg_port=${CHRONIR_PG_PORT:-55433}
 pg_dir=${CHRONIR_PG_DIR:-.run/pg}   # the embedded PostgreSQL's data directory
+stop_timeout=${CHRONIR_STOP_TIMEOUT:-15}
 services="accounts alarms notifications invitations billing"
 replicas=${CHRONIR_SCHEDULER_REPLICAS:-1}
-mkdir -p .run/logs .run/pids
-rm -f .run/pids/*.pid
-pids=()
-spare_pids=()   # scheduler replicas beyond one: the suite outlives any of them (failover)
-own_pg=""
 
+pids=()         # the suite: any of them exiting on its own ends the run
+spare_pids=()   # scheduler replicas beyond one: the suite outlives any of them (failover)
+declare -A name_of=()   # pid → service name (for the messages)
+build_pid=""
+own_pg=""
+stop_requested=""   # set by the signal handler: services going away are then expected
+cleaned=""
+
+# alive PID: the process exists and is not a zombie (kill -0 succeeds on an unreaped child).
+alive() {
+    kill -0 "$1" 2>/dev/null || return 1
+    [ -r "/proc/$1/status" ] || return 0
+    ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# Stops everything this script started, once, whatever interrupts it: INT and TERM are ignored
+# from here on (a second Ctrl-C or SIGTERM cannot leave PostgreSQL running), every process gets
+# SIGTERM (the build SIGINT, which SwiftPM turns into a cancelled build, and SIGTERM 5 s later),
+# up to CHRONIR_STOP_TIMEOUT seconds, then SIGKILL; then PostgreSQL if this script started it.
 cleanup() {
-    trap - INT TERM EXIT
-    echo "stopping…" >&2
-    for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]:-}" "${spare_pids[@]:-}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null || true; done
-    if [ -n "$own_pg" ]; then scripts/pg.sh stop "$pg_dir"; fi
+    [ -z "$cleaned" ] || return 0
+    cleaned=1
+    trap '' INT TERM
+    set +e
+    local all=() left=() pid names
+    if [ -n "$build_pid" ]; then all+=("$build_pid"); kill -INT "$build_pid" 2>/dev/null; fi
+    for pid in ${pids[@]+"${pids[@]}"} ${spare_pids[@]+"${spare_pids[@]}"}; do
+        all+=("$pid")
+        kill -TERM "$pid" 2>/dev/null
+    done
+    if [ ${#all[@]} -gt 0 ] || [ -n "$own_pg" ]; then echo "stopping…" >&2; fi
+    local deadline=$((SECONDS + stop_timeout)) build_term=$((SECONDS + 5))
+    while [ ${#all[@]} -gt 0 ]; do
+        left=()
+        for pid in "${all[@]}"; do alive "$pid" && left+=("$pid"); done
+        [ ${#left[@]} -gt 0 ] || break
+        # A build that did not take the SIGINT (an ignored SIGINT is inherited) gets SIGTERM.
+        if [ -n "$build_pid" ] && [ "$SECONDS" -ge "$build_term" ] && alive "$build_pid"; then
+            kill -TERM "$build_pid" 2>/dev/null
+            build_term=$((deadline + 1))
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            names=""
+            for pid in "${left[@]}"; do names="$names ${name_of[$pid]:-$pid}"; done
+            echo "still running after ${stop_timeout} s, killed:$names" >&2
+            kill -KILL "${left[@]}" 2>/dev/null
+            break
+        fi
+        sleep 0.2
+    done
+    for pid in ${all[@]+"${all[@]}"}; do wait "$pid" 2>/dev/null; done
+    if [ -n "$own_pg" ]; then
+        scripts/pg.sh stop "$pg_dir" || echo "could not stop PostgreSQL in $pg_dir" >&2
+    fi
     echo "stopped" >&2
 }
-trap cleanup INT TERM EXIT
+# Ctrl-C (make and the terminal send SIGINT to the whole process group) or SIGTERM: a requested
+# stop, exit 0.
+on_signal() {
+    stop_requested=1
+    trap '' INT TERM
+    trap - EXIT
+    cleanup
+    exit 0
+}
+# Any other exit (a failed build, a service that died, set -e): clean up, keep the status.
+on_exit() {
+    local rc=$?
+    trap '' INT TERM
+    cleanup
+    exit "$rc"
+}
+trap on_signal INT TERM
+trap on_exit EXIT
+
+scripts/deps.sh run
+mkdir -p .run/logs .run/pids
+rm -f .run/pids/*.pid
 
 if [ -z "${DATABASE_URL:-}" ]; then
+    own_pg=1   # before starting it: a signal during the start still stops it
     scripts/pg.sh start "$pg_dir" "$pg_port"
-    own_pg=1
     admin=$(scripts/pg.sh url "$pg_port")
     scripts/provision.sh "$admin" chronir
     base="postgres://%s:%s@127.0.0.1:$pg_port/chronir"
@@ -46,10 +117,29 @@ else
     base=""
 fi
 
-echo "building ($config)…" >&2
-swift build -c "$config" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" >&2 || true
+# The build runs in the background so that a signal is handled at once (the trap stops it);
+# its exit status, not the presence of an old binary, decides whether the suite starts.
+build_log=.run/logs/build.log
+echo "building ($config)… (output in $build_log)" >&2
+build_started=$SECONDS
+swift build -c "$config" >"$build_log" 2>&1 &
+build_pid=$!
+name_of[$build_pid]="swift build"
+build_rc=0
+wait "$build_pid" || build_rc=$?
+build_pid=""
+if [ "$build_rc" -ne 0 ]; then
+    echo "build failed (swift build exited $build_rc); the compiler's errors (full output in $build_log):" >&2
+    if grep -q 'error:' "$build_log"; then
+        grep 'error:' "$build_log" | awk '!seen[$0]++' | head -n 100 >&2
+    else
+        tail -n 30 "$build_log" >&2
+    fi
+    exit 1
+fi
+grep -E '^Build complete' "$build_log" | tail -n 1 >&2 || echo "built in $((SECONDS - build_started)) s" >&2
 bin=$(swift build -c "$config" --show-bin-path)
-[ -x "$bin/gateway" ] || { echo "build failed" >&2; exit 1; }
+[ -x "$bin/gateway" ] || { echo "build failed: $bin/gateway is missing (see $build_log)" >&2; exit 1; }
 # The internal bus is CurveZMQ: one key pair per service, the gateway and the operator,
 # generated on first start (kept across runs). chronirctl finds the operator key here too.
 if [ -z "${CHRONIR_BUS_PUBLIC_KEYS:-}" ] && [ "${CHRONIR_INSECURE_BUS:-0}" != 1 ]; then
@@ -69,7 +159,23 @@ start() {
     local name=$1 binary=$2; shift 2
     env "$(trace_env "$name")" "$@" "$bin/$binary" >>".run/logs/$name.log" 2>&1 &
     if [ "$replicas" -gt 1 ] && [ "${name#scheduler-}" != "$name" ] && [ "$name" != scheduler-1 ]; then spare_pids+=($!); else pids+=($!); fi
+    name_of[$!]=$name
     echo $! > ".run/pids/$name.pid"
+}
+# died: the first process of the suite that is gone, with its name, exit status and the end of
+# its log on stderr (status 1 when none is).
+died() {
+    local pid name status=0
+    for pid in "${pids[@]}"; do
+        alive "$pid" && continue
+        [ -z "$stop_requested" ] || return 1   # stopping: going away is expected
+        name=${name_of[$pid]}
+        wait "$pid" 2>/dev/null || status=$?
+        echo "$name exited on its own (pid $pid, status $status)$1; the end of .run/logs/$name.log:" >&2
+        tail -n 30 ".run/logs/$name.log" >&2 || true
+        return 0
+    done
+    return 1
 }
 db_url() { if [ -n "$base" ]; then printf "$base" "chronir_$1" "chronir_$1"; else echo "$DATABASE_URL"; fi; }
 for s in $services; do start "$s" "$s" DATABASE_URL="$(db_url "$s")"; done
@@ -87,28 +193,27 @@ fi
 export CHRONIR_OPS_TOKEN
 start gateway gateway CHRONIR_HTTP_PORT="$http_port"
 
+healthy=""
 for i in $(seq 1 120); do
     if curl -fsS "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
         echo "Chronir API ready at http://127.0.0.1:$http_port  (logs in .run/logs, Ctrl-C to stop)"
         echo "  web app:         http://127.0.0.1:$http_port/app/"
         echo "  operations page: http://127.0.0.1:$http_port/ops/  (operator token in .run/keys/ops-token)"
+        healthy=1
         break
     fi
-    for pid in "${pids[@]}"; do
-        if ! kill -0 "$pid" 2>/dev/null; then echo "a service exited during start; see .run/logs" >&2; tail -n 20 .run/logs/*.log >&2; exit 1; fi
-    done
+    if died " during start"; then exit 1; fi
     sleep 0.5
 done
-if ! curl -fsS "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
+if [ -z "$healthy" ]; then
     echo "the suite did not become healthy; see .run/logs" >&2
     curl -sS "http://127.0.0.1:$http_port/healthz" >&2 || true
     exit 1
 fi
-# Stay in the foreground until a service dies or we are told to stop.
+# Stay in the foreground until a service dies or we are told to stop. A signal runs on_signal
+# at once (the sleep is waited for with `wait`, which a trapped signal interrupts).
 while true; do
-    for pid in "${pids[@]}"; do
-        if ! kill -0 "$pid" 2>/dev/null; then echo "a service exited; see .run/logs" >&2; exit 1; fi
-    done
+    if died ""; then exit 1; fi
     sleep 1 &
     wait $! || true
 done

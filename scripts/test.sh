@@ -22,6 +22,9 @@ if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, ical
         'jsonschema>=4.23,<5' 'pyyaml>=6,<7' 'openapi-spec-validator>=0.7,<1'
 fi
 export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
+# The contracts in proto/ against the last release (docs/operations.md, the compatibility rule).
+"$CHRONIR_TEST_PYTHON" scripts/check_compat.py
+"$CHRONIR_TEST_PYTHON" scripts/check_compat.py --self-test
 swift build --build-tests
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).

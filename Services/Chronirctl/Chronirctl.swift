@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuildInfo
 
 /// The operator's command-line tool.
 @main
@@ -6,6 +7,7 @@ struct Chronirctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chronirctl",
         abstract: "Operate the Chronir backend: health, schedules, traces, load.",
-        subcommands: [HealthCommand.self, KeysCommand.self, ScheduleCommand.self, TierCommand.self, SchedulerCommand.self, NotificationsCommand.self, TraceCommand.self, UserCommand.self, AnalyticsCommand.self, LoadCommand.self]
+        version: BuildInfo.version,
+        subcommands: [HealthCommand.self, KeysCommand.self, ScheduleCommand.self, TierCommand.self, SchedulerCommand.self, NotificationsCommand.self, TraceCommand.self, UserCommand.self, ConsumerCommand.self, DeadLettersCommand.self, AnalyticsCommand.self, LoadCommand.self]
     )
 }

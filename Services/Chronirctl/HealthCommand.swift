@@ -20,6 +20,7 @@ struct HealthCommand: AsyncParsableCommand {
         var service: String
         var status: String
         var instance: String
+        var version: String
         var uptime: String
         var detail: String
     }
@@ -29,18 +30,18 @@ struct HealthCommand: AsyncParsableCommand {
             do {
                 let r = try await client.call(SystemMethods.Health.self, Empty())
                 let failing = r.checks.filter { $0.value != "ok" }.map { "\($0.key): \($0.value)" }.sorted()
-                return Row(service: name.rawValue, status: r.status, instance: r.instance,
+                return Row(service: name.rawValue, status: r.status, instance: r.instance, version: r.version,
                            uptime: String(format: "%.0fs", r.uptimeSeconds),
-                           detail: failing.isEmpty ? "database ok" : failing.joined(separator: "; "))
+                           detail: failing.isEmpty ? "ready" : failing.joined(separator: "; "))
             } catch {
-                return Row(service: name.rawValue, status: "down", instance: "-", uptime: "-", detail: "\(error)")
+                return Row(service: name.rawValue, status: "down", instance: "-", version: "-", uptime: "-", detail: "\(error)")
             }
         }
         if json {
             print(String(decoding: try JSONCoding.encode(rows), as: UTF8.self))
         } else {
-            print(Table.render(header: ["SERVICE", "STATUS", "INSTANCE", "UPTIME", "DETAIL"],
-                               rows: rows.map { [$0.service, $0.status, $0.instance, $0.uptime, $0.detail] }))
+            print(Table.render(header: ["SERVICE", "STATUS", "INSTANCE", "VERSION", "UPTIME", "DETAIL"],
+                               rows: rows.map { [$0.service, $0.status, $0.instance, $0.version, $0.uptime, $0.detail] }))
         }
         if rows.contains(where: { $0.status != "ok" }) { throw ExitCode(1) }
     }

@@ -5,11 +5,12 @@ import ZMQ
 
 /// `chronirctl keys generate --dir .run/keys`: the CurveZMQ key pairs of the bus, one per
 /// principal (each service, the gateway, the operator); existing keys are kept.
+/// `chronirctl keys rotate-jwt`: a new access-token signing key (``RotateJWT``).
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Manage the CurveZMQ keys of the internal bus.",
-        subcommands: [Generate.self]
+        abstract: "Manage the CurveZMQ keys of the internal bus and the access-token signing key.",
+        subcommands: [Generate.self, RotateJWT.self]
     )
 
     struct Generate: AsyncParsableCommand {

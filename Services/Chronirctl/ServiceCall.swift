@@ -30,7 +30,7 @@ enum ServiceCall {
         } catch {
             await client.close()
             await runtime.shutdown()
-            throw ValidationError("\(error)")
+            throw CommandFailure(service: service.rawValue, error)
         }
     }
 
@@ -56,5 +56,23 @@ enum ServiceCall {
         for (_, c) in clients { await c.close() }
         await runtime.shutdown()
         return rows
+    }
+}
+
+/// A command that parsed but failed at run time (the service refused, or could not be
+/// reached): one line, exit status 1, no usage text (that is for usage errors, status 64).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+
+    init(service: String, _ error: any Error) {
+        if let e = error as? ServiceError {
+            description = "\(service): \(e.message) (\(e.code.name))"
+        } else if let e = error as? CommandFailure {
+            description = e.description
+        } else {
+            description = "\(service): \(error)"
+        }
     }
 }

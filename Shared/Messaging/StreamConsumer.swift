@@ -78,14 +78,19 @@ public struct RPCReplaySource: EventReplaySource {
 public final class StreamConsumer: Sendable {
     /// The stream consumed.
     public let stream: String
-    private let applier: any EventApplier
-    private let replaySource: any EventReplaySource
-    private let telemetry: Telemetry
+    let applier: any EventApplier
+    let replaySource: any EventReplaySource
+    let telemetry: Telemetry
     private let inbox = AsyncInbox<Input>()
     private let applied = Atomic<Int64>(-1)
     private let stopped = Atomic<Bool>(false)
     private let headSeen = Atomic<Int64>(0)
     private let batchLimit: Int
+    let blockedPoll: Duration
+    /// The event the consumer stopped at, while it waits (nil when running).
+    private let blockedAt = Mutex<BlockedConsumer?>(nil)
+    /// Live events were dropped while blocked: replay once running again.
+    private let droppedWhileBlocked = Atomic<Bool>(false)
 
     enum Input: Sendable {
         case event(Int64, Data)
@@ -93,13 +98,18 @@ public final class StreamConsumer: Sendable {
     }
 
     public init(stream: String, applier: any EventApplier, replaySource: any EventReplaySource,
-                telemetry: Telemetry, batchLimit: Int = 500) {
+                telemetry: Telemetry, batchLimit: Int = 500, blockedPoll: Duration = .seconds(1)) {
         self.stream = stream
         self.applier = applier
         self.replaySource = replaySource
         self.telemetry = telemetry
         self.batchLimit = batchLimit
+        self.blockedPoll = blockedPoll
+        telemetry.gauge("chronir_consumer_blocked", [("stream", stream)]).record(0)
     }
+
+    /// The event this consumer stopped at because this build cannot handle it (nil: running).
+    public var blocked: BlockedConsumer? { blockedAt.withLock { $0 } }
 
     /// Hands over a live event.
     public func deliver(seq: Int64, envelope: Data) { inbox.send(.event(seq, envelope)) }
@@ -160,6 +170,7 @@ public final class StreamConsumer: Sendable {
                     }
                 }
                 try await flush(&pending, &cp)
+                if droppedWhileBlocked.exchange(false, ordering: .relaxed) { needCatchUp = true }
                 if needCatchUp { try await catchUp(&cp) }
                 if inbox.count == 0 { await settle() }
             }
@@ -169,6 +180,25 @@ public final class StreamConsumer: Sendable {
     }
 
     // MARK: - Internals
+
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    func storeApplied(_ cp: Int64) { applied.store(cp, ordering: .relaxed) }
+
+    func setBlocked(_ b: BlockedConsumer?) { blockedAt.withLock { $0 = b } }
+
+    /// Drops what arrived live (noting the producer's head): it is replayed once running again.
+    func dropLiveInputs() {
+        let inputs = inbox.takeAvailable(max: Int.max)
+        guard !inputs.isEmpty else { return }
+        for input in inputs {
+            switch input {
+            case .head(let h): noteHead(h)
+            case .event(let seq, _): noteHead(seq)
+            }
+        }
+        droppedWhileBlocked.store(true, ordering: .relaxed)
+    }
 
     private func noteHead(_ h: Int64) {
         var current = headSeen.load(ordering: .relaxed)
@@ -248,6 +278,11 @@ public final class StreamConsumer: Sendable {
             } catch let moved as CheckpointMoved {
                 cp = max(cp, moved.current)
                 applied.store(cp, ordering: .relaxed)
+                return
+            } catch let stop as ConsumerBlocked {
+                try await waitWhileBlocked(stop, &cp)
+                let rest = events.filter { $0.seq > cp }
+                if !rest.isEmpty { try await apply(rest, &cp) }
                 return
             } catch where Self.isPoison(error) {
                 if events.count > 1 {

@@ -32,6 +32,8 @@ public struct EventHandlers: Sendable {
     public let stream: String
     /// Every type of the stream, from its catalogue.
     let catalogue: [String]
+    /// Each type of the catalogue and the highest payload version this build reads.
+    let versions: [String: Int]
     var handlers: [String: Handler] = [:]
     var batchHandlers: [String: (key: String, handler: BatchHandler)] = [:]
     var ignored: Set<String> = []
@@ -40,6 +42,7 @@ public struct EventHandlers: Sendable {
     public init<C: EventCatalogue>(_ catalogue: C.Type) {
         stream = C.stream
         self.catalogue = C.all.map(\.type)
+        self.versions = Dictionary(C.all.map { ($0.type, $0.version) }, uniquingKeysWith: max)
     }
 
     /// Handles `event`, its payload decoded as the event's payload type (a payload that does
@@ -75,6 +78,21 @@ public struct EventHandlers: Sendable {
 
     /// Whether `type` has a handler.
     public func handles(_ type: String) -> Bool { handlers[type] != nil || batchHandlers[type] != nil }
+
+    /// Why this build cannot apply `envelope`, nil when it can: its type is not in the stream's
+    /// catalogue this build knows, or its payload version is newer than the one it reads. A
+    /// consumer stops at such an event (it does not skip it) until it is upgraded or an
+    /// operator skips it. An ignored type is never a reason to stop, whatever its version.
+    public func cannotHandle(_ envelope: Envelope) -> String? {
+        if ignored.contains(envelope.type) { return nil }
+        guard let known = versions[envelope.type] else {
+            return "event type \(envelope.type) is unknown to this build"
+        }
+        guard envelope.version <= known else {
+            return "\(envelope.type) version \(envelope.version) is newer than this build reads (\(known))"
+        }
+        return nil
+    }
 
     /// The stream's types neither handled nor ignored (empty for a consumer that may start).
     public var unchosen: [String] {

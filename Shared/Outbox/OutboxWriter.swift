@@ -32,19 +32,20 @@ public struct OutboxWriter: Sendable {
 
     /// Builds an envelope of `event` for `payload` with a publish span linked to the current
     /// trace. `id`: the event id, when the caller recorded it beforehand (new by default).
-    public func envelope<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int = 1, id: String = UUIDv7.string(),
+    /// `version`: the payload schema version (the event type's own by default).
+    public func envelope<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int? = nil, id: String = UUIDv7.string(),
                             context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
         let type = event.type
         var headers: [String: String] = [:]
         let span = telemetry.startPublishSpan(type: type, destination: stream, id: id, context: context, kind: .producer, headers: &headers)
         span.end()
-        return Envelope(id: id, type: type, version: version, source: source, actor: actor, headers: headers,
+        return Envelope(id: id, type: type, version: version ?? event.version, source: source, actor: actor, headers: headers,
                         payload: try JSONCoding.encode(payload))
     }
 
     /// Appends one event on `connection` (which must be inside a transaction).
     @discardableResult
-    public func append<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int = 1,
+    public func append<P>(_ event: TypedEvent<P>, _ payload: P, actor: String?, version: Int? = nil,
                           on connection: PostgresConnection) async throws -> Envelope {
         let e = try envelope(event, payload, actor: actor, version: version)
         try await append([e], on: connection)

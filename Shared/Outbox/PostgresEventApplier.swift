@@ -8,7 +8,9 @@ import Tracing
 
 /// Applies events in one transaction with the consumer's checkpoint: the checkpoint row is
 /// locked first, so replicas consuming the same stream take turns and each event is applied
-/// exactly once; event types without a handler just advance the checkpoint.
+/// exactly once; event types the consumer ignores just advance the checkpoint, and an event it
+/// cannot handle (a type or a payload version this build does not know) stops it there
+/// (``ConsumerBlocked``) instead of being skipped.
 ///
 /// A delivery of nothing but unhandled types (the invitations service sees every completion on
 /// the alarms stream and handles only deletions) costs no transaction: the checkpoint moves in
@@ -16,11 +18,11 @@ import Tracing
 /// old (``settle(stream:)``; heartbeats make pauses), or once `maxUnwritten` events have passed.
 /// A crash before that replays those events, which are skipped again.
 public final class PostgresEventApplier: EventApplier {
-    private let database: Database
-    private let handlers: EventHandlers
-    private let telemetry: Telemetry
-    private let consumerName: String
-    private let afterCommit: @Sendable () -> Void
+    let database: Database
+    let handlers: EventHandlers
+    let telemetry: Telemetry
+    let consumerName: String
+    let afterCommit: @Sendable () -> Void
     private let maxUnwritten: Int64
     /// Per stream: events (`written`, `through`] were skipped in memory; `written` is the
     /// checkpoint the database held then.
@@ -72,6 +74,13 @@ public final class PostgresEventApplier: EventApplier {
     /// past it.
     public func settle(stream: String) async throws {
         guard let skipped = unwritten.withLock({ $0[stream] }), skipped.since.duration(to: .now) >= .seconds(1) else { return }
+        try await writeUnwritten(stream)
+    }
+
+    /// Writes the checkpoint kept in memory now (before stopping at an event, so the stored
+    /// checkpoint is the one an operator's skip must follow).
+    private func writeUnwritten(_ stream: String) async throws {
+        guard let skipped = unwritten.withLock({ $0[stream] }) else { return }
         try await database.query("""
             INSERT INTO consumer_checkpoints AS c (stream, seq) VALUES (\(stream), \(skipped.through))
             ON CONFLICT (stream) DO UPDATE SET seq = excluded.seq, updated_at = now()
@@ -85,6 +94,15 @@ public final class PostgresEventApplier: EventApplier {
     }
 
     public func apply(stream: String, events: [DeliveredEvent]) async throws {
+        // An event this build cannot handle stops the consumer there: what comes before it is
+        // applied, its checkpoint written (even one kept in memory), and nothing after it.
+        if let i = events.firstIndex(where: { handlers.cannotHandle($0.envelope) != nil }) {
+            if i > 0 { try await apply(stream: stream, events: Array(events[..<i])) }
+            try await writeUnwritten(stream)
+            let e = events[i]
+            throw ConsumerBlocked(stream: stream, seq: e.seq, type: e.envelope.type, version: e.envelope.version,
+                                  reason: handlers.cannotHandle(e.envelope) ?? "")
+        }
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
         if !events.contains(where: { handlers.handles($0.envelope.type) }), skipInMemory(stream: stream, first, last) { return }

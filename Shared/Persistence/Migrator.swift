@@ -72,6 +72,14 @@ public struct Migrator: Sendable {
                 var applied: [Int: String] = [:]
                 let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT version, checksum FROM \"\(schema)\".schema_migrations"), logger: logger)
                 for try await (version, checksum) in rows.decode((Int, String).self) { applied[version] = checksum }
+                // A database a newer release migrated: this build would run against tables it
+                // does not know. Refuse to start instead (roll forward, or restore a backup).
+                if let newest = applied.keys.max(), newest > (versions.last ?? 0) {
+                    throw Failure(description: """
+                        schema \(schema) is at migration \(newest), newer than this build knows (\(versions.last ?? 0)): \
+                        a newer release migrated this database; run that release or a later one
+                        """)
+                }
                 var done: [Int] = []
                 for migration in migrations {
                     if let checksum = applied[migration.version] {

@@ -3,6 +3,9 @@
 public protocol EventType: Sendable, CustomStringConvertible {
     /// The envelope `type`, `<stream>.<event>`.
     var type: String { get }
+    /// The payload schema version this build writes and the highest it reads
+    /// (`x-chronir-version` in `proto/events/`).
+    var version: Int { get }
 }
 
 extension EventType {
@@ -17,10 +20,19 @@ extension EventType {
 /// A value rather than one nominal type per event: two types may share a payload
 /// (`alarm-upserted` and `alarm-deleted` carry an `AlarmState`) and the names stay those of the
 /// strings they replaced. It matches an envelope's `type` in a `switch` (`case AlarmsEvents.alarmDeleted:`).
+///
+/// `version` is the payload schema version: within one version fields are only added (optional);
+/// a change that old consumers cannot read is a new version, and a consumer stops at a version
+/// above the one it was built with (docs/operations.md, the compatibility rule).
 public struct TypedEvent<Payload: Codable & Sendable>: EventType, Hashable {
     public let type: String
+    public let version: Int
 
-    public init(_ type: String) { self.type = type }
+    public init(_ type: String, version: Int = 1) {
+        precondition(version >= 1, "event versions start at 1")
+        self.type = type
+        self.version = version
+    }
 
     public static func == (a: Self, b: Self) -> Bool { a.type == b.type }
     public func hash(into hasher: inout Hasher) { hasher.combine(type) }

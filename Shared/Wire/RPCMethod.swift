@@ -76,11 +76,15 @@ public struct StreamsReport: Codable, Sendable, Equatable {
     /// writes it within a second).
     public var consumed: [String: Int64]
     public var deadLetters: Int
-    public init(service: String, produced: [String: Int64], consumed: [String: Int64], deadLetters: Int) {
+    /// Consumers stopped at an event this build cannot handle (absent from older services).
+    public var blocked: [BlockedConsumer]?
+    public init(service: String, produced: [String: Int64], consumed: [String: Int64], deadLetters: Int,
+                blocked: [BlockedConsumer]? = nil) {
         self.service = service
         self.produced = produced
         self.consumed = consumed
         self.deadLetters = deadLetters
+        self.blocked = blocked
     }
 }
 

@@ -79,7 +79,7 @@ struct AlarmsAPITests {
         }
     }
 
-    @Test("a stale version gets CA010 with the current document; If-Match and body versions both count")
+    @Test("a stale version gets CA010 with the current document: 412 for a stale If-Match, 409 for a stale body version")
     func conflicts() async throws {
         try await withSuite { s in
             let u = try await s.signup("Sync")
@@ -88,16 +88,20 @@ struct AlarmsAPITests {
             #expect(first.status == 200)
             #expect(first.header("ETag") == "\"2\"")
             let stale = try await s.request(.PATCH, "/v1/alarms/\(id)", token: u.token, json: ["title": "Edited on tablet"], headers: ["If-Match": "\"1\""])
-            #expect(stale.status == 409)
+            #expect(stale.status == 412, "\(stale.text)")
             #expect(stale.code == "CA010")
+            #expect(stale.json["status"]?.intValue == 412)
+            #expect(stale.header("Content-Type")?.hasPrefix("application/problem+json") == true)
             #expect(stale.json["details"]?["version"]?.intValue == 2)
             #expect(stale.json["details"]?["title"]?.stringValue == "Edited on phone")
             let staleBody = try await s.request(.PATCH, "/v1/alarms/\(id)", token: u.token, json: ["title": "x", "version": 1])
+            #expect(staleBody.status == 409, "\(staleBody.text)")
             #expect(staleBody.code == "CA010")
             let ok = try await s.request(.PATCH, "/v1/alarms/\(id)", token: u.token, json: ["title": "Merged", "version": 2])
             #expect(ok.json["version"]?.intValue == 3)
             let staleDelete = try await s.request(.DELETE, "/v1/alarms/\(id)", token: u.token, headers: ["If-Match": "2"])
-            #expect(staleDelete.status == 409)
+            #expect(staleDelete.status == 412, "\(staleDelete.text)")
+            #expect(staleDelete.code == "CA010")
             #expect(try await s.request(.DELETE, "/v1/alarms/\(id)", token: u.token, headers: ["If-Match": "3"]).status == 204)
             let gone = try await s.request(.GET, "/v1/alarms/\(id)", token: u.token)
             #expect(gone.status == 404)

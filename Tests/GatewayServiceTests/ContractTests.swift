@@ -52,6 +52,11 @@ struct ContractTests {
                 "event types declared in code without a schema in proto/events: \(declared.subtracting(withSchema).sorted())")
         #expect(withSchema.subtracting(declared).isEmpty,
                 "schemas in proto/events of no event type declared in code: \(withSchema.subtracting(declared).sorted())")
+        // The version each schema documents is the one the code writes and reads.
+        let schemaVersions = try ContractChecker.eventSchemaVersions()
+        for (type, version) in ContractChecker.declaredEventVersions {
+            #expect(schemaVersions[type] == version, "\(type): version \(version) in code, x-chronir-version \(schemaVersions[type] ?? 0) in proto/events")
+        }
         // The schemas are closed (the checker refuses an object open to any member).
         let (status, output) = try ContractChecker.run([])
         #expect(status == 0, "\(output)")

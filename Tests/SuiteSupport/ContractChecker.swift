@@ -41,6 +41,22 @@ enum ContractChecker {
 
     /// The event types with a schema in `proto/events` (`<type>.schema.json`; the shared parts,
     /// `alarm-state` and `schedule`, have no dot in their names and are no event types).
+    /// Each declared event type and the payload version this build writes.
+    static var declaredEventVersions: [String: Int] {
+        Dictionary(catalogues.flatMap { $0.types.map { ($0.type, $0.version) } }, uniquingKeysWith: max)
+    }
+
+    /// Each event type's `x-chronir-version` in `proto/events` (1 when absent).
+    static func eventSchemaVersions() throws -> [String: Int] {
+        var out: [String: Int] = [:]
+        for type in try eventSchemaTypes() {
+            let data = try Data(contentsOf: root.appendingPathComponent("proto/events/\(type).schema.json"))
+            let doc = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+            out[type] = doc?["x-chronir-version"] as? Int ?? 1
+        }
+        return out
+    }
+
     static func eventSchemaTypes() throws -> Set<String> {
         let suffix = ".schema.json"
         let names = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("proto/events").path)

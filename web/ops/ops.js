@@ -58,7 +58,7 @@ async function poll() {
     if (r.status === 401 || r.status === 404) {
       const body = await r.json().catch(() => ({}));
       sessionStorage.removeItem(KEY);
-      $("login-error").textContent = body.message || `HTTP ${r.status}`;
+      $("login-error").textContent = body.detail || body.message || `HTTP ${r.status}`;
       $("login").hidden = false; $("status").hidden = true;
       return;
     }

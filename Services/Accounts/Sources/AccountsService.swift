@@ -20,7 +20,11 @@ public enum AccountsService {
             try? await $0.shutdownGracefully()
         }
         pool.start()
-        let issuer = try await TokenIssuer.load(database: database, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)))
+        let issuer = try await TokenIssuer.load(
+            database: database, accessTTL: try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600)),
+            sealing: try KeySealing.from(env), logger: runtime.logs.logger("signing-keys"),
+            retireMargin: try env.duration("CHRONIR_SIGNING_KEY_RETIRE_MARGIN", .seconds(60)),
+            reload: try env.duration("CHRONIR_SIGNING_KEY_RELOAD", .seconds(5)))
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let http = runtime.owning(HTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
@@ -46,6 +50,9 @@ public enum AccountsService {
         let sender = MailSender(database: database, smtp: smtp, pool: pool, logger: runtime.logs.logger("mail"))
         parts.services.append(PeriodicService("mail sender", every: try env.duration("CHRONIR_MAIL_POLL", .seconds(1)),
                                               logger: runtime.logs.logger("mail")) { try await sender.sendDue() })
+        // Keys a rotation replaced are retired once the longest token lifetime has passed.
+        parts.services.append(PeriodicService("signing key retirement", every: try env.duration("CHRONIR_SIGNING_KEY_SWEEP", .seconds(60)),
+                                              logger: runtime.logs.logger("signing-keys")) { try await issuer.retireDue() })
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)

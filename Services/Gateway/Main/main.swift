@@ -1,6 +1,6 @@
 import GatewayService
 import ServiceKit
 
-await ServiceHost.main(service: "gateway") { runtime, _ in
-    try GatewayService.build(runtime: runtime)
+await ServiceHost.main(service: "gateway") { runtime, parts in
+    try GatewayService.build(runtime: runtime, health: parts.health)
 }

@@ -12,8 +12,10 @@ import ServiceLifecycle
 public enum GatewayService {
     /// Builds the running parts (used by `main` and by tests). `onListening` receives the bound
     /// HTTP port once the server accepts connections.
-    public static func build(runtime: ServiceRuntime, onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
-        var parts = ServiceParts(health: HealthChecks())
+    /// `health`: the host's checks (the gateway's own readiness on `/readyz`).
+    public static func build(runtime: ServiceRuntime, health: HealthChecks = HealthChecks(),
+                             onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
+        var parts = ServiceParts(health: health)
         let env = runtime.environment
         let clients = try GatewayClients(runtime: runtime, timeout: try env.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10)))
         let accessTTL = try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600))
@@ -49,7 +51,7 @@ public enum GatewayService {
         AlarmRoutes.add(to: router, gateway: gateway)
         PhotoRoutes.add(to: router, gateway: gateway)
         AnalyticsRoutes.add(to: router, gateway: gateway)
-        HealthRoutes.add(to: router, gateway: gateway)
+        HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime)
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
@@ -107,6 +109,8 @@ public enum GatewayService {
                                   replaySource: RPCReplaySource(client: clients.notifications), telemetry: runtime.telemetry)
         let liveSubscriber = try EventSubscriber(context: runtime.zmq, name: "notifications", endpoints: runtime.directory.events(.notifications),
                                                  consumers: [live], telemetry: runtime.telemetry)
+        runtime.consumers.add(consumer)
+        runtime.consumers.add(live)
         parts.services.append(KeyLoader(verifier: verifier))
         parts.services.append(subscriber)
         parts.services.append(liveSubscriber)

@@ -29,10 +29,24 @@ enum HTTPSupport {
         json(try JSONCoding.encode(value), status: status)
     }
 
-    /// The error body `{code, message, details?}` with the code's HTTP status.
-    static func error(_ error: ServiceError, headers: HTTPFields = [:]) -> Response {
-        let body = (try? JSONCoding.encode(error)) ?? Data(#"{"code":"CA023","message":"internal error"}"#.utf8)
-        return json(body, status: .init(code: error.code.httpStatus), headers: headers)
+    /// The one way an error is answered: an RFC 9457 problem details body
+    /// (`application/problem+json`, ``ProblemDetails``) with `status` — the code's HTTP status
+    /// unless given (412 for a stale `If-Match`, ``status(of:for:)``) — and `headers` (`Allow`,
+    /// `Retry-After`…) added.
+    static func error(_ error: ServiceError, status: Int? = nil, headers extra: HTTPFields = [:]) -> Response {
+        let problem = ProblemDetails(error, status: status ?? error.code.httpStatus)
+        var headers: HTTPFields = [.contentType: ProblemDetails.mediaType]
+        headers.append(contentsOf: extra)
+        return Response(status: .init(code: problem.status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: problem.encoded())))
+    }
+
+    /// The HTTP status of `error` answering `request`: the code's, except that a stale version
+    /// (`CA010`) the request asked for with `If-Match` is 412 Precondition Failed (RFC 9110
+    /// §13.1.1). A stale `version` member of a body, without `If-Match`, stays 409.
+    static func status(of error: ServiceError, for request: Request) -> Int {
+        if error.code == .syncConflict, request.headers[.ifMatch] != nil { return 412 }
+        return error.code.httpStatus
     }
 
     /// Reads the body as a JSON object (an empty body reads as `{}`), refusing anything else
@@ -85,8 +99,9 @@ enum HTTPSupport {
     }
 }
 
-/// Turns every error into the API's JSON error shape: `ServiceError` as is, routing errors
-/// as `CA017`/`CA016`, anything unexpected as `CA023` (and logged).
+/// Turns every error into the API's problem details answer (``HTTPSupport/error(_:status:headers:)``):
+/// `ServiceError` as is (412 for a stale `If-Match`), routing errors as `CA017`/`CA031`/`CA024`/`CA016`,
+/// anything unexpected as `CA023` (and logged).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The routes' methods, for 405 answers.
     let allowed: AllowedMethods
@@ -101,12 +116,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// route's template (`/cal/{file}`), never the request's path, which may hold a secret (a
     /// feed token, an invitation code).
     private func fail(_ error: ServiceError, _ request: Request, context: Context, headers: HTTPFields = [:]) -> Response {
-        if error.code.httpStatus >= 500 {
+        let status = HTTPSupport.status(of: error, for: request)
+        if status >= 500 {
             recent.record(.init(at: Date(), method: request.method.rawValue, path: context.routeTemplate,
-                                status: error.code.httpStatus, code: error.code.rawValue, message: error.message,
+                                status: status, code: error.code.rawValue, message: error.message,
                                 traceId: ServiceContext.current?.traceIdentity?.traceID))
         }
-        return HTTPSupport.error(error, headers: headers)
+        return HTTPSupport.error(error, status: status, headers: headers)
     }
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -128,14 +144,14 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             switch error.status {
             case .notFound, .methodNotAllowed:
                 if let methods = allowed.methods(for: request.uri.path), !methods.contains(request.method.rawValue) {
-                    return HTTPSupport.error(ServiceError(.methodNotAllowed, "\(request.uri.path) takes \(methods.joined(separator: ", ")), not \(request.method)"),
-                                             headers: [.allow: methods.joined(separator: ", ")])
+                    return fail(ServiceError(.methodNotAllowed, "\(request.uri.path) takes \(methods.joined(separator: ", ")), not \(request.method)"),
+                                request, context: context, headers: [.allow: methods.joined(separator: ", ")])
                 }
-                return HTTPSupport.error(ServiceError(.notFound, "no such route: \(request.method) \(request.uri.path)"))
-            case .contentTooLarge: return HTTPSupport.error(ServiceError(.payloadTooLarge, "request body too large"))
+                return fail(ServiceError(.notFound, "no such route: \(request.method) \(request.uri.path)"), request, context: context)
+            case .contentTooLarge: return fail(ServiceError(.payloadTooLarge, "request body too large"), request, context: context)
             default:
                 if error.status.code < 500 {
-                    return HTTPSupport.error(ServiceError(.validationFailed, error.body ?? "bad request"))
+                    return fail(ServiceError(.validationFailed, error.body ?? "bad request"), request, context: context)
                 }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
                 return fail(ServiceError(.internalError, "internal error"), request, context: context)

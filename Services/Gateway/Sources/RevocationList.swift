@@ -31,10 +31,20 @@ final class RevocationList: EventApplier {
         return snapshot.head
     }
 
+    /// Other types of the stream are not this list's business, whatever their version; a
+    /// revocation of a newer version than this build reads stops the consumer there (a missed
+    /// revocation would leave a session usable).
     func apply(stream: String, events: [DeliveredEvent]) async throws {
+        let revocation = AccountsEvents.sessionRevoked
+        if let i = events.firstIndex(where: { $0.envelope.type == revocation.type && $0.envelope.version > revocation.version }) {
+            try await apply(stream: stream, events: Array(events[..<i]))
+            let e = events[i]
+            throw ConsumerBlocked(stream: stream, seq: e.seq, type: e.envelope.type, version: e.envelope.version,
+                                  reason: "\(e.envelope.type) version \(e.envelope.version) is newer than this build reads (\(revocation.version))")
+        }
         let now = Date()
         revoked.withLock { r in
-            for e in events where e.envelope.type == AccountsEvents.sessionRevoked.type {
+            for e in events where e.envelope.type == revocation.type {
                 if let p = try? e.envelope.decodePayload(AccountsEvents.SessionRevoked.self) { r[p.session] = now }
             }
             r = r.filter { now.timeIntervalSince($0.value) < retention }

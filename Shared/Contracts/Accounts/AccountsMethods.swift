@@ -134,6 +134,28 @@ public enum AccountsMethods {
         public static let type = "accounts.keys"
     }
 
+    /// Operator: a new access-token signing key, used at once; the replaced key still verifies
+    /// (is published by ``Keys``) until `previousRetiresAt` — the longest access-token lifetime
+    /// and a margin — then is retired (`chronirctl keys rotate-jwt`).
+    public struct RotateSigningKey: RPCMethod {
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable, Equatable {
+            /// The new key's id (the JWT `kid` of tokens signed from now on).
+            public var kid: String
+            /// The key replaced (nil when there was none).
+            public var previousKid: String?
+            /// When the replaced key stops being published.
+            public var previousRetiresAt: Date?
+            public init(kid: String, previousKid: String?, previousRetiresAt: Date?) {
+                self.kid = kid
+                self.previousKid = previousKid
+                self.previousRetiresAt = previousRetiresAt
+            }
+        }
+        public static let type = "accounts.rotate-signing-key"
+        public static let access = MethodAccess.operatorOnly
+    }
+
     public struct Revocations: RPCMethod {
         public typealias Request = Empty
         public typealias Response = RevokedSessions

@@ -117,6 +117,7 @@ public enum ServiceHost {
                 let probeTimeout = try runtime.environment.duration("CHRONIR_DB_PROBE_TIMEOUT", .seconds(2))
                 pool.addTask { await database.probeAvailability(interval: probeEvery, timeout: probeTimeout) }
             }
+            health.add("consumers") { runtime.consumers.check() }
             let parts: ServiceParts
             do {
                 parts = try await build(runtime, database, ServiceParts(health: health))
@@ -124,13 +125,16 @@ public enum ServiceHost {
                 await runtime.closeOwned()
                 throw error
             }
+            // The operations endpoint runs before the parts and stops after them, answering
+            // `/readyz` 503 while they drain; the readiness marker, last, is told first.
             var services: [any Service] = []
             if let otlp = runtime.otlpExporter { services.append(otlp) }
             if let spanFile = runtime.spanFile { services.append(spanFile) }
-            services.append(contentsOf: parts.services)
             if let ops = try OpsServer.make(runtime: runtime, health: health, defaultPort: opsPort(runtime)) {
                 services.append(ops)
             }
+            services.append(contentsOf: parts.services)
+            services.append(ReadinessMarker(health: health))
             let group = ServiceGroup(configuration: .init(
                 // The group allows 5 s of cancellation: a part still running after 4 s is left.
                 services: services.map {

@@ -14,7 +14,12 @@ extension ServiceRuntime {
             router.on(SystemMethods.UserTraces.self) { [name] req, _ in
                 UserTracesReport(service: name, rows: try await UserTraces.find(req.uid, in: database))
             }
-            router.on(SystemMethods.Streams.self) { [name] _, _ in try await StreamPositions.read(service: name, in: database) }
+            router.on(SystemMethods.Streams.self) { [name, consumers] _, _ in
+                var report = try await StreamPositions.read(service: name, in: database)
+                report.blocked = consumers.blocked
+                return report
+            }
+            OperatorRequests.register(in: &router, consumers: consumers, database: database, logger: logger)
         }
         let service = ServiceDirectory.Name(rawValue: name)
         let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
@@ -91,6 +96,7 @@ extension ServiceRuntime {
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
                                       telemetry: telemetry)
+        consumers.add(consumer, applier: applier)
         return (consumer, replay)
     }
 

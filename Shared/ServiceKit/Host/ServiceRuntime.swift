@@ -1,3 +1,4 @@
+import BuildInfo
 import Foundation
 import ServiceLifecycle
 import Logging
@@ -46,8 +47,11 @@ public final class ServiceRuntime: Sendable {
     /// The OTLP exporter (swift-otel) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; run it first
     /// so it stops last and sends every span.
     public let otlpExporter: (any Service)?
-    /// The build version reported by health.
+    /// The build version (``BuildInfo/version``: `git describe` at build time), reported by
+    /// health, `/livez` and the `chronir_build_info` metric.
     public let version: String
+    /// This process's stream consumers (readiness, operator requests).
+    public let consumers = ConsumerRegistry()
     /// What this runtime made or was given to close once the service's parts have stopped, in
     /// the order made (closed in reverse).
     private let owned = Mutex<[(name: String, close: @Sendable () async -> Void)]>([])
@@ -60,7 +64,7 @@ public final class ServiceRuntime: Sendable {
         self.environment = environment
         self.directory = ServiceDirectory(environment: environment)
         self.instance = environment.optional("CHRONIR_INSTANCE_ID") ?? Self.makeInstanceID()
-        self.version = environment.string("CHRONIR_VERSION", "0.1.0")
+        self.version = BuildInfo.version
         self.logs = try LogSetup(service: service, instance: instance, environment: environment)
         self.logger = logs.logger(service)
         self.maxFrameBytes = try environment.int("CHRONIR_MAX_MESSAGE_BYTES", 1 << 20, in: 1024...(256 << 20))
@@ -86,6 +90,7 @@ public final class ServiceRuntime: Sendable {
             otlpExporter = nil
         }
         self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
+        telemetry.gauge("chronir_build_info", [("version", version), ("service", service)]).record(1)
         self.zmq = try BusKeys.context(principal: principal ?? service, environment: environment, logger: logger,
                                        ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
         self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: try environment.int("CHRONIR_EVENT_LOOPS", System.coreCount, in: 1...64))

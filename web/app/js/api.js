@@ -68,7 +68,9 @@ export async function api(method, path, body, { headers, raw } = {}) {
   const data = type.includes("json") ? await r.json() : await r.text();
   if (!r.ok) {
     if (r.status === 401 && !path.startsWith("/v1/auth/")) window.dispatchEvent(new Event("chronir:signed-out"));
-    throw new ApiError(r.status, data?.code, data?.message || `HTTP ${r.status}`, data?.details);
+    // Errors are RFC 9457 problem details (application/problem+json): `detail` is the text
+    // (`message`, the same text, is what servers before them sent).
+    throw new ApiError(r.status, data?.code, data?.detail || data?.message || `HTTP ${r.status}`, data?.details);
   }
   return data;
 }

@@ -63,8 +63,10 @@ export const store = {
       try {
         const r = await fetch(`/v1/alarms/${encodeURIComponent(id)}`, { method: "DELETE", keepalive: true,
           headers: { Authorization: `Bearer ${token}`, "If-Match": `"${d.version}"` } });
-        if (r.ok || r.status === 404 || r.status === 409) { const p = pending(); delete p[id]; localStorage.setItem(PENDING, JSON.stringify(p)); }
-        if (r.status === 409) this.sync().catch(() => {});   // changed elsewhere meanwhile: show it again
+        // 412: the If-Match version is stale (409 from servers before problem details).
+        const stale = r.status === 412 || r.status === 409;
+        if (r.ok || r.status === 404 || stale) { const p = pending(); delete p[id]; localStorage.setItem(PENDING, JSON.stringify(p)); }
+        if (stale) this.sync().catch(() => {});   // changed elsewhere meanwhile: show it again
       } catch { /* offline: kept for the next start */ }
     }
   },

@@ -41,9 +41,8 @@ struct AccountsHandlers: Sendable {
             .init(devices: try await store.devices(of: try context.requireActor()))
         }
         router.on(AccountsMethods.DeleteDevice.self) { request, context in try await deleteDevice(try context.requireActor(), request.deviceId) }
-        router.on(AccountsMethods.Keys.self) { _, _ in
-            SigningKeys(keys: [.init(kid: issuer.kid, x: issuer.publicX)], issuer: TokenIssuer.issuer, audience: TokenIssuer.audience)
-        }
+        router.on(AccountsMethods.Keys.self) { _, _ in await issuer.publishedKeys() }
+        router.on(AccountsMethods.RotateSigningKey.self) { _, _ in try await issuer.rotate() }
         router.on(AccountsMethods.Revocations.self) { _, _ in try await revocations() }
         router.on(AccountsMethods.SetTier.self) { request, _ in try await setTier(request) }
     }

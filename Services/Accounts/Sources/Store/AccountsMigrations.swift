@@ -143,5 +143,28 @@ enum AccountsMigrations {
             """,
             "CREATE INDEX mail_outbox_pending ON mail_outbox (next_attempt_at) WHERE sent_at IS NULL",
         ]),
+        Migration(7, "signing key rotation and encryption at rest", [
+            // The private key moves to `private_key_sealed` (AES-GCM under the key-encryption
+            // key) at the first start with one configured; `private_key` is then null.
+            "ALTER TABLE signing_keys ALTER COLUMN private_key DROP NOT NULL",
+            "ALTER TABLE signing_keys ADD COLUMN private_key_sealed text",
+            // The raw public key, base64url (the JWK `x`): published without opening the private one.
+            "ALTER TABLE signing_keys ADD COLUMN public_key text",
+            // Set when a rotation replaced the key: it is published (verifies) until then.
+            "ALTER TABLE signing_keys ADD COLUMN retire_after timestamptz",
+            // Before, the key in use was the oldest one not retired, and only it was published:
+            // any other was never used, so it is retired.
+            """
+            UPDATE signing_keys SET retired_at = now()
+            WHERE retired_at IS NULL
+              AND kid <> (SELECT kid FROM signing_keys WHERE retired_at IS NULL ORDER BY created_at, kid LIMIT 1)
+            """,
+            // One active key at most, whatever the races.
+            "CREATE UNIQUE INDEX signing_keys_one_active ON signing_keys ((true)) WHERE retired_at IS NULL AND retire_after IS NULL",
+            """
+            ALTER TABLE signing_keys ADD CONSTRAINT signing_keys_private_key_kept
+                CHECK (retired_at IS NOT NULL OR private_key IS NOT NULL OR private_key_sealed IS NOT NULL)
+            """,
+        ]),
     ]
 }

@@ -1,8 +1,11 @@
 import Foundation
 import Hummingbird
 import Messaging
+import ServiceKit
 
-/// `GET /healthz`: every service's health, asked over ZeroMQ; 503 when one is down.
+/// `GET /healthz`: every service's health, asked over ZeroMQ; 503 when one is down (an overview,
+/// not a probe). `GET /livez` and `GET /readyz` are the gateway's own: it runs; it can serve
+/// (its consumers are not stopped and it is not shutting down).
 enum HealthRoutes {
     struct Entry: Codable, Sendable {
         var service: String
@@ -16,7 +19,14 @@ enum HealthRoutes {
         var services: [Entry]
     }
 
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime) {
+        router.get("/livez") { _, _ in
+            try HTTPSupport.json(["status": "alive", "service": runtime.name, "instance": runtime.instance, "version": runtime.version])
+        }
+        router.get("/readyz") { _, _ in
+            let report = await health.report(runtime: runtime)
+            return try HTTPSupport.json(report, status: report.status == "ok" ? .ok : .serviceUnavailable)
+        }
         router.get("/healthz") { _, _ in
             let entries = await withTaskGroup(of: Entry.self) { group in
                 for (name, client) in g.clients.all {
