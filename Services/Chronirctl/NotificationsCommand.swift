@@ -24,6 +24,10 @@ struct NotificationsCommand: AsyncParsableCommand {
         @Flag(help: "One JSON object per line.")
         var json = false
 
+        func validate() throws {
+            guard last >= 0 else { throw ValidationError("--last must be 0 or more") }
+        }
+
         func run() async throws {
             try await ServiceCall.with(.notifications) { client in
                 // The newest `last` attempts first: page to the end, keep the tail.
@@ -37,12 +41,22 @@ struct NotificationsCommand: AsyncParsableCommand {
                     after = end
                 }
                 for a in backlog { print(line(a)) }
+                // Nothing recorded yet (`after` still 0: no page had an attempt): say so, on
+                // standard error so that the output stays one attempt per line.
+                if after == 0 {
+                    Self.note(noFollow ? "no delivery attempts yet" : "no delivery attempts yet; waiting for the first one… (Ctrl-C to stop)")
+                }
                 while !noFollow {
                     let page = try await client.call(NotificationsMethods.Attempts.self, .init(after: after, limit: 1000)).attempts
                     for a in page { print(line(a)) }
                     if let end = page.last?.id { after = end } else { try await Task.sleep(for: .milliseconds(500)) }
                 }
             }
+        }
+
+        /// A line for the operator on standard error.
+        static func note(_ text: String) {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
         }
 
         func line(_ a: NotificationsMethods.Attempts.Attempt) -> String {

@@ -14,7 +14,8 @@ struct ScheduleCommand: ParsableCommand {
 
 /// Reads JSON lines `{"schedule": {...}, "after": "<RFC 3339>", "count": N}` from standard
 /// input and writes one JSON line per input line, in order: `{"occurrences": [...]}` (UTC,
-/// seconds, `Z`) or `{"error": {"code": ..., "message": ...}}`. Never stops early.
+/// seconds, `Z`) or `{"error": {"code": ..., "message": ...}}`. Never stops early; when any
+/// line failed, ends with `N of M inputs failed` on standard error and exit status 1.
 struct ScheduleExpand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expand",
@@ -38,8 +39,12 @@ struct ScheduleExpand: ParsableCommand {
     func run() throws {
         var out = Data()
         out.reserveCapacity(1 << 16)
+        var total = 0
+        var failed = 0
         while let text = readLine(strippingNewline: true) {
-            let line = ScheduleExpand.expand(text, maxCount: maxCount)
+            let (line, ok) = ScheduleExpand.evaluate(text, maxCount: maxCount)
+            total += 1
+            if !ok { failed += 1 }
             out.append(line)
             out.append(0x0A)
             if out.count >= 1 << 16 {
@@ -48,10 +53,19 @@ struct ScheduleExpand: ParsableCommand {
             }
         }
         FileHandle.standardOutput.write(out)
+        if failed > 0 {
+            FileHandle.standardError.write(Data("\(failed) of \(total) inputs failed\n".utf8))
+            throw ExitCode(1)
+        }
     }
 
     /// The output line for one input line.
     static func expand(_ text: String, maxCount: Int) -> Data {
+        evaluate(text, maxCount: maxCount).line
+    }
+
+    /// The output line for one input line, and whether it holds occurrences (not an error).
+    static func evaluate(_ text: String, maxCount: Int) -> (line: Data, ok: Bool) {
         let result: Output
         do {
             let line = try parse(text)
@@ -70,7 +84,10 @@ struct ScheduleExpand: ParsableCommand {
         } catch {
             result = Output(error: ServiceError(.validationFailed, "\(error)"))
         }
-        return (try? JSONCoding.encode(result)) ?? Data(#"{"error":{"code":"CA023","message":"internal error"}}"#.utf8)
+        guard let line = try? JSONCoding.encode(result) else {
+            return (Data(#"{"error":{"code":"CA023","message":"internal error"}}"#.utf8), false)
+        }
+        return (line, result.error == nil)
     }
 
     static func parse(_ text: String) throws -> Line {

@@ -6,7 +6,8 @@ import PostgresNIO
 /// (`postgres://user:password@host:port/database?sslmode=disable`) or the libpq variables
 /// `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`; plus the schema the
 /// service owns (`CHRONIR_DB_SCHEMA`, default the service's name) and the pool size
-/// (`CHRONIR_DB_POOL_SIZE`, default 10).
+/// (`CHRONIR_DB_POOL_SIZE`, default 10). `DATABASE_URL` and `PGPASSWORD` hold secrets: each may
+/// be given as a file instead (`DATABASE_URL_FILE`, `PGPASSWORD_FILE`; ``EnvironmentSecret``).
 public struct DatabaseConfig: Sendable, Equatable {
     public var host: String
     public var port: Int
@@ -48,23 +49,36 @@ public struct DatabaseConfig: Sendable, Equatable {
             guard let n = Int(text), n > 0 else { throw Invalid(description: "CHRONIR_DB_POOL_SIZE must be a positive integer") }
             return n
         } ?? 10
-        if let url = environment["DATABASE_URL"], !url.isEmpty {
+        if let url = try secret("DATABASE_URL", in: environment) {
             var config = try parse(url: url, schema: schema)
             config.poolSize = poolSize
             return config
         }
         guard let user = environment["PGUSER"] ?? environment["USER"] else {
-            throw Invalid(description: "set DATABASE_URL (postgres://user:password@host:port/database) or PGHOST/PGPORT/PGUSER/PGDATABASE")
+            throw Invalid(description: """
+                set DATABASE_URL (postgres://user:password@host:port/database) or DATABASE_URL_FILE (a file holding it), \
+                or PGHOST/PGPORT/PGUSER/PGDATABASE
+                """)
         }
         let port = try environment["PGPORT"].map { text -> Int in
             guard let p = Int(text), (1...65535).contains(p) else { throw Invalid(description: "PGPORT must be a port number") }
             return p
         } ?? 5432
+        let password = try secret("PGPASSWORD", in: environment)
         return DatabaseConfig(
             host: environment["PGHOST"] ?? "127.0.0.1", port: port, username: user,
-            password: environment["PGPASSWORD"], database: environment["PGDATABASE"] ?? user,
+            password: password, database: environment["PGDATABASE"] ?? user,
             sslMode: environment["PGSSLMODE"] ?? "disable", schema: schema, poolSize: poolSize
         )
+    }
+
+    /// ``EnvironmentSecret/read(_:in:)`` with its error as this type's.
+    private static func secret(_ name: String, in environment: [String: String]) throws -> String? {
+        do {
+            return try EnvironmentSecret.read(name, in: environment)
+        } catch let error as EnvironmentSecret.Invalid {
+            throw Invalid(description: error.description)
+        }
     }
 
     /// Parses a `postgres://` URL.
@@ -102,5 +116,45 @@ public struct DatabaseConfig: Sendable, Equatable {
     /// The URL form, password hidden, for logs.
     public var redacted: String {
         "postgres://\(username)\(password == nil ? "" : ":***")@\(host):\(port)/\(database) (schema \(schema))"
+    }
+}
+
+/// A secret setting, given either as its value (`NAME`) or as a file holding it (`NAME_FILE`:
+/// a Docker or Kubernetes secret, so that the value is in no environment listing). The database
+/// settings read theirs with it, and `ServiceEnvironment.secret(_:)` is it for every other
+/// service setting.
+public enum EnvironmentSecret {
+    /// Why a secret could not be read: names the variable and the file, never the secret.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// The value of `name`, or the content of the file `name_FILE` names without its trailing
+    /// line break(s); nil when neither is set (an empty value counts as unset, as everywhere).
+    /// Both set, a file that cannot be read, or an empty file is an error.
+    public static func read(_ name: String, in environment: [String: String]) throws -> String? {
+        let fileVariable = "\(name)_FILE"
+        let direct = environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        let file = environment[fileVariable].flatMap { $0.isEmpty ? nil : $0 }
+        switch (direct, file) {
+        case (nil, nil):
+            return nil
+        case (.some, .some):
+            throw Invalid("set \(name) or \(fileVariable), not both")
+        case (.some(let value), nil):
+            return value
+        case (nil, .some(let path)):
+            let text: String
+            do {
+                text = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                throw Invalid("\(fileVariable)=\"\(path)\" cannot be read: \(error.localizedDescription)")
+            }
+            var value = Substring(text)
+            while value.last?.isNewline == true { value.removeLast() }
+            guard !value.isEmpty else { throw Invalid("\(fileVariable)=\"\(path)\" is empty") }
+            return String(value)
+        }
     }
 }

@@ -163,4 +163,45 @@ struct AccountDeletionTests {
             #expect(kept.count == 1 && kept.allSatisfy { $0.hasPrefix("deleted-") }, "\(kept)")
         }
     }
+
+    @Test("`chronirctl user deletion-status`: purged after a deletion, exit 1 while the account lives, and a uid that never existed refused")
+    func deletionStatusCommand() async throws {
+        let push = try FakePushServer()
+        try await push.start()
+        defer { push.stop() }
+        try await withTestSuite(label: "deletion_status", start: { s in
+            try s.startCore()
+            try s.start("invitations", migrations: InvitationsService.migrations, build: InvitationsService.build)
+            try s.start("scheduler", migrations: SchedulerService.migrations, extra: ["CHRONIR_SCHEDULER_PARTITIONS": "16"],
+                        build: SchedulerService.build)
+            try s.startNotifications(push)
+            try s.start("billing", migrations: BillingService.migrations, build: BillingService.build)
+        }) { s in
+            func status(_ uid: String) async throws -> (Int32?, String) {
+                let ctl = try TestProcess("chronirctl", ["user", "deletion-status", uid], environment: s.environment(for: "chronirctl"))
+                let code = await ctl.waitForExit()
+                return (code, ctl.output)
+            }
+            let leaving = try await s.signup("Leaving")
+            let staying = try await s.signup("Staying")
+            // A live account: accounts holds it.
+            let (live, liveOutput) = try await status(staying.uid)
+            #expect(live == 1 && liveOutput.contains("holds the uid"), "\(liveOutput)")
+
+            // A deleted one: purged everywhere, exit 0.
+            #expect(try await s.request(.DELETE, "/v1/me", token: leaving.token).status == 204)
+            #expect(await eventually(timeout: .seconds(20), every: .milliseconds(500)) {
+                (try? await Self.traces(of: leaving.uid, in: s.databaseURL))?.isEmpty == true
+            }, "the deleted account is still somewhere")
+            let (deleted, deletedOutput) = try await status(leaving.uid)
+            #expect(deleted == 0 && deletedOutput.contains("purged") && !deletedOutput.contains("unknown"), "\(deletedOutput)")
+
+            // A uid no account ever had: refused with one line, exit 1 (not a usage error, 64).
+            let never = "never-\(UUID().uuidString.lowercased())"
+            let (unknown, unknownOutput) = try await status(never)
+            #expect(unknown == 1, "\(unknownOutput)")
+            #expect(unknownOutput.contains("\(never): unknown uid") && !unknownOutput.contains("purged") && !unknownOutput.contains("USAGE"),
+                    "\(unknownOutput)")
+        }
+    }
 }

@@ -342,3 +342,25 @@ def test_refresh_token_is_out_of_script_reach(new_page):
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url("**/app/#/signin")
     assert "chronir_refresh" not in {c["name"] for c in page.context.cookies()}
+
+
+def test_the_root_leads_to_the_web_client(new_page):
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    for method in ("GET", "HEAD"):
+        try:
+            opener.open(urllib.request.Request(f"{BASE}/", method=method))
+            raise AssertionError(f"{method} / answered without a redirect")
+        except urllib.error.HTTPError as e:
+            assert e.code == 302, (method, e.code)
+            assert e.headers["Location"] == "/app/", (method, e.headers["Location"])
+    page = new_page()
+    page.goto(f"{BASE}/")
+    page.wait_for_url("**/app/")
+    expect(page.get_by_role("button", name="Create account")).to_be_visible()

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 @testable import GatewayService
 import Messaging
@@ -74,6 +75,45 @@ extension DenialOfServiceTests {
                 try await Task.sleep(for: .milliseconds(1_100))
                 _ = try? await verifier.verify(authorization: "Bearer garbage.3")
                 #expect(verifier.keyFetches == 3)
+            }
+        }
+    }
+
+    @Test("tokens signed with a key rotated in, arriving together, share one key fetch and all pass (none refused while it runs)")
+    func keyRefreshCoalesced() async throws {
+        try await withSuite { s in
+            let u = try await s.signup("Coalescer", verified: false)
+            try await withVerifier(s, failureRefreshInterval: .seconds(1)) { verifier in
+                _ = try await verifier.verify(authorization: "Bearer \(u.token)")
+                #expect(verifier.keyFetches == 1)
+                // A bad token fetches the keys; its interval then passes.
+                _ = try? await verifier.verify(authorization: "Bearer garbage.1")
+                #expect(verifier.keyFetches == 2)
+                try await Task.sleep(for: .milliseconds(1_100))
+                // A key the verifier has never seen signs the next sign-in's token.
+                let rotation = try await s.rpc(.accounts, AccountsMethods.RotateSigningKey.self, Empty())
+                let login = try await s.request(.POST, "/v1/auth/login", json: ["email": u.email, "password": "correct horse"])
+                let fresh = try #require(login.json["accessToken"]?.stringValue, "\(login.status) \(login.text)")
+                #expect(rotation.previousKid != nil)
+                // 20 requests with it at once: one fetch, the others wait for it; none refused.
+                let results = await withTaskGroup(of: String?.self) { group in
+                    for _ in 0..<20 {
+                        group.addTask {
+                            do {
+                                return try await verifier.verify(authorization: "Bearer \(fresh)").uid
+                            } catch {
+                                return "\(error)"
+                            }
+                        }
+                    }
+                    var all: [String?] = []
+                    for await r in group { all.append(r) }
+                    return all
+                }
+                #expect(results.count == 20 && results.allSatisfy { $0 == u.uid }, "\(results)")
+                #expect(verifier.keyFetches == 3, "\(verifier.keyFetches) key fetches")
+                // The old key still verifies.
+                #expect(try await verifier.verify(authorization: "Bearer \(u.token)").uid == u.uid)
             }
         }
     }

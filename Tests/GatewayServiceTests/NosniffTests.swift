@@ -50,7 +50,7 @@ extension DenialOfServiceTests {
                 let code = try #require(answer.code.flatMap(ErrorCode.init(rawValue:)), "\(name): \(answer.text)")
                 #expect(body["type"]?.stringValue == "https://chronir.app/problems/" + code.name.lowercased().replacingOccurrences(of: "_", with: "-"),
                         "\(name): \(answer.text)")
-                #expect(!(body["title"]?.stringValue ?? "").isEmpty, "\(name): \(answer.text)")
+                #expect(body["title"]?.stringValue?.isEmpty == false, "\(name): \(answer.text)")
                 let detail = try #require(body["detail"]?.stringValue, "\(name): \(answer.text)")
                 #expect(!detail.isEmpty)
                 #expect(body["message"]?.stringValue == detail, "\(name): message must stay the same text as detail")

@@ -296,4 +296,17 @@ struct NotificationsTests {
             #expect(inbox == 1000)
         }
     }
+
+    @Test("`chronirctl notifications tail` says when there is no delivery attempt yet, and waits when it follows")
+    func tailWhenEmpty() async throws {
+        try await withSuite { s, _ in
+            let once = try TestProcess("chronirctl", ["notifications", "tail", "--no-follow"], environment: s.environment(for: "chronirctl"))
+            #expect(await once.waitForExit() == 0, "\(once.output)")
+            #expect(once.output.contains("no delivery attempts yet"), "\(once.output)")
+            let follow = try TestProcess("chronirctl", ["notifications", "tail"], environment: s.environment(for: "chronirctl"))
+            #expect(await follow.waitForOutput("no delivery attempts yet; waiting for the first one"), "\(follow.output)")
+            #expect(follow.exitStatus == nil, "it stopped instead of following: \(follow.output)")
+            await follow.terminate()
+        }
+    }
 }

@@ -17,8 +17,13 @@ final class TestSuite: Sendable {
     let gatewayPort = Mutex<Int?>(nil)
     let running = Mutex<[RunningService]>([])
 
-    init(label: String, adminURL: String? = nil) async throws {
-        databaseURL = try await TestDatabase.create(label, adminURL: adminURL)
+    /// `databaseURL`: an existing database (a restored backup) instead of a new one.
+    init(label: String, adminURL: String? = nil, databaseURL existing: String? = nil) async throws {
+        if let existing {
+            databaseURL = existing
+        } else {
+            databaseURL = try await TestDatabase.create(label, adminURL: adminURL)
+        }
         var p: [ServiceDirectory.Name: (Int, Int)] = [:]
         for name in ServiceDirectory.Name.allCases { p[name] = (freePort(), freePort()) }
         ports = p
@@ -90,9 +95,9 @@ final class TestSuite: Sendable {
 }
 
 /// Runs `body` with a new suite and always shuts it down, even when the body throws.
-func withTestSuite(label: String, adminURL: String? = nil, start: (TestSuite) throws -> Void,
+func withTestSuite(label: String, adminURL: String? = nil, databaseURL: String? = nil, start: (TestSuite) throws -> Void,
                    _ body: (TestSuite) async throws -> Void) async throws {
-    let suite = try await TestSuite(label: label, adminURL: adminURL)
+    let suite = try await TestSuite(label: label, adminURL: adminURL, databaseURL: databaseURL)
     do {
         try start(suite)
         try await body(suite)

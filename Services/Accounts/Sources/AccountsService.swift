@@ -43,7 +43,7 @@ public enum AccountsService {
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
         let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
-        let smtp = try env.optional("CHRONIR_SMTP_URL").map {
+        let smtp = try env.secret("CHRONIR_SMTP_URL").map {
             try SMTPClient(url: $0, from: env.string("CHRONIR_MAIL_FROM", "no-reply@chronir.app"))
         }
         if smtp == nil { runtime.logger.warning("CHRONIR_SMTP_URL is not set: password-reset and verification mails wait in mail_outbox") }

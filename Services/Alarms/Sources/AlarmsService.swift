@@ -44,7 +44,7 @@ public enum AlarmsService {
 
         // Product analytics ride on the same consumers (CHRONIR_ANALYTICS=off leaves them out).
         let analyticsOn = try env.bool("CHRONIR_ANALYTICS", true)
-        let analytics = AnalyticsHandlers(store: try await AnalyticsStore.load(database: database, configured: env.optional("CHRONIR_ANALYTICS_KEY")),
+        let analytics = AnalyticsHandlers(store: try await AnalyticsStore.load(database: database, configured: try env.secret("CHRONIR_ANALYTICS_KEY")),
                                           reports: AnalyticsReports(database: database))
         analytics.register(into: &router)
         func with(_ own: EventHandlers, _ extra: EventHandlers) -> EventHandlers { analyticsOn ? own.merging(extra) : own }
@@ -79,8 +79,8 @@ public enum AlarmsService {
     /// own PostgreSQL.
     static func photoStorage(env: ServiceEnvironment, database: Database, http: HTTPClient, logger: Logger) async throws -> any PhotoStorage {
         guard let endpoint = env.optional("CHRONIR_S3_ENDPOINT") else { return DatabasePhotoStorage(database: database) }
-        guard let key = env.optional("CHRONIR_S3_ACCESS_KEY_ID"), let secret = env.optional("CHRONIR_S3_SECRET_ACCESS_KEY") else {
-            throw ServiceEnvironment.Invalid("CHRONIR_S3_ENDPOINT needs CHRONIR_S3_ACCESS_KEY_ID and CHRONIR_S3_SECRET_ACCESS_KEY")
+        guard let key = try env.secret("CHRONIR_S3_ACCESS_KEY_ID"), let secret = try env.secret("CHRONIR_S3_SECRET_ACCESS_KEY") else {
+            throw ServiceEnvironment.Invalid("CHRONIR_S3_ENDPOINT needs CHRONIR_S3_ACCESS_KEY_ID and CHRONIR_S3_SECRET_ACCESS_KEY (or their _FILE forms)")
         }
         let s3 = S3PhotoStorage(config: .init(endpoint: endpoint, bucket: env.string("CHRONIR_S3_BUCKET", "chronir-photos"),
                                               region: env.string("CHRONIR_S3_REGION", "us-east-1"), accessKeyID: key, secretAccessKey: secret),

@@ -65,7 +65,7 @@ public enum BillingService {
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let store = SubscriptionStore(database: database, outbox: outbox.writer)
         BillingHandlers(store: store, apple: apple, play: play, appleGrace: appleGrace, googleGrace: googleGrace,
-                        googlePushToken: env.optional("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
+                        googlePushToken: try env.secret("CHRONIR_PLAY_PUSH_TOKEN"), logger: runtime.logs.logger("billing")).register(into: &router)
         let alarms = try runtime.rpcClient(to: .alarms)
         let snoozes = SnoozeLedgerStore(database: database)
         SnoozeLedgerHandlers(store: snoozes, apple: apple, alarms: alarms).register(into: &router)

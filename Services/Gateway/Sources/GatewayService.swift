@@ -58,7 +58,7 @@ public enum GatewayService {
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry,
                           perUser: try env.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000))
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
-        let opsToken = env.optional("CHRONIR_OPS_TOKEN")
+        let opsToken = try env.secret("CHRONIR_OPS_TOKEN")
         if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
         OpsRoutes.add(to: router, gateway: gateway, token: opsToken, recent: recent)
         // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by default).

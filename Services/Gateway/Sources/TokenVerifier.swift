@@ -41,9 +41,12 @@ struct AccessClaims: JWTPayload {
 /// they expire, so a busy client costs one signature check.
 ///
 /// A token that fails verification may be signed with a key rotated in since the keys were
-/// loaded, so it makes the verifier fetch the keys again — at most once per
-/// ``failureRefreshInterval``, however many bad tokens arrive: a flood of garbage tokens costs
-/// the accounts service one request per interval, not one per token.
+/// loaded, so it makes the verifier fetch the keys again. Fetches are coalesced: while one is
+/// in flight (whatever started it) every request that needs the keys waits for it and gets its
+/// result, so a burst of tokens with the new key costs one fetch and none of them is refused.
+/// A fetch caused by a failed verification starts only when the last such fetch finished at
+/// least ``failureRefreshInterval`` (1 s) ago: a flood of garbage tokens or made-up key ids
+/// costs the accounts service one request per interval, not one per token.
 final class TokenVerifier: Sendable {
     private let keys = JWTKeyCollection()
     private let loaded = Mutex<Set<String>>([])
@@ -52,17 +55,34 @@ final class TokenVerifier: Sendable {
     private let accounts: RPCClient
     private let revocations: RevocationList
     private let logger: Logger
-    /// The shortest time between two key fetches caused by tokens that failed verification.
+    /// The shortest time between the end of a key fetch caused by a token that failed
+    /// verification and the start of the next such fetch.
     let failureRefreshInterval: Duration
-    /// When a failed verification last fetched the keys.
-    private let lastFailureRefresh = Mutex<ContinuousClock.Instant?>(nil)
+
+    /// The key fetch in flight, how many ended, and when the last one a failed verification
+    /// caused ended.
+    private struct Fetching: Sendable {
+        var inFlight: Task<Bool, Never>?
+        var completed: UInt64 = 0
+        var lastFailureFetchEnded: ContinuousClock.Instant?
+    }
+    /// What a caller needing the keys does (``coalescedFetch(afterFailure:seen:)``).
+    private enum FetchStep: Sendable {
+        /// Wait for this fetch (in flight, or just started).
+        case wait(Task<Bool, Never>)
+        /// A fetch ended since the caller's token was tried: try it again, without fetching.
+        case retry
+        /// Nothing fetched: a failure's fetch ended less than the interval ago.
+        case refuse
+    }
+    private let fetching = Mutex(Fetching())
     private let fetches = Atomic<Int>(0)
     /// Keys no longer published are dropped after the longest token lifetime (``KeyRetirement``).
     private let retirement: Mutex<KeyRetirement>
     /// How often the keys are fetched in the background (so retired ones are noticed).
     let periodicRefresh: Duration
 
-    init(accounts: RPCClient, revocations: RevocationList, logger: Logger, failureRefreshInterval: Duration = .seconds(10),
+    init(accounts: RPCClient, revocations: RevocationList, logger: Logger, failureRefreshInterval: Duration = .seconds(1),
          retiredKeyGrace: Duration = .seconds(3660), periodicRefresh: Duration = .seconds(300)) {
         self.accounts = accounts
         self.revocations = revocations
@@ -75,9 +95,47 @@ final class TokenVerifier: Sendable {
     /// How many times the keys were requested from the accounts service (`accounts.keys`).
     var keyFetches: Int { fetches.load(ordering: .relaxed) }
 
-    /// Fetches the signing keys; returns whether any are loaded.
+    /// Fetches the signing keys, or waits for the fetch already in flight; returns whether any
+    /// are loaded after it.
     @discardableResult
     func refreshKeys() async -> Bool {
+        await coalescedFetch(afterFailure: false) ?? !loaded.withLock { $0.isEmpty }
+    }
+
+    /// Waits for the key fetch in flight, or starts one — unless `afterFailure` (a token failed
+    /// verification) and the last fetch a failure caused ended less than
+    /// ``failureRefreshInterval`` ago: then nil, nothing fetched. `seen`: how many fetches had
+    /// ended when the caller's token was tried; if one ended since, the caller just tries again
+    /// (the keys it needs may be there). Else whether keys are loaded after the fetch.
+    private func coalescedFetch(afterFailure: Bool, seen: UInt64? = nil) async -> Bool? {
+        let step = fetching.withLock { f -> FetchStep in
+            if let running = f.inFlight { return .wait(running) }
+            if let seen, f.completed != seen { return .retry }
+            if afterFailure, let ended = f.lastFailureFetchEnded, ended.duration(to: ContinuousClock.now) < failureRefreshInterval {
+                return .refuse
+            }
+            let started = Task { [self] () async -> Bool in
+                let ok = await fetchKeys()
+                fetching.withLock { state in
+                    state.inFlight = nil
+                    state.completed &+= 1
+                    if afterFailure { state.lastFailureFetchEnded = ContinuousClock.now }
+                }
+                return ok
+            }
+            f.inFlight = started
+            return .wait(started)
+        }
+        switch step {
+        case .wait(let task): return await task.value
+        case .retry: return !loaded.withLock { $0.isEmpty }
+        case .refuse: return nil
+        }
+    }
+
+    /// One request for the signing keys (``coalescedFetch(afterFailure:seen:)`` is the only caller);
+    /// returns whether any are loaded.
+    private func fetchKeys() async -> Bool {
         _ = fetches.wrappingAdd(1, ordering: .relaxed)
         do {
             let published = try await accounts.call(AccountsMethods.Keys.self, Empty(), timeout: .seconds(2))
@@ -115,17 +173,12 @@ final class TokenVerifier: Sendable {
         }
     }
 
-    /// Fetches the keys after a token failed verification, unless a failure fetched them less
-    /// than ``failureRefreshInterval`` ago; returns whether it fetched and keys are loaded.
-    private func refreshAfterFailure() async -> Bool {
-        let now = ContinuousClock.now
-        let due = lastFailureRefresh.withLock { last -> Bool in
-            if let previous = last, previous.duration(to: now) < failureRefreshInterval { return false }
-            last = now
-            return true
-        }
-        guard due else { return false }
-        return await refreshKeys()
+    /// After a token failed verification: waits for the key fetch in flight, or fetches the keys
+    /// unless a failure's fetch ended less than ``failureRefreshInterval`` ago (a fetch that
+    /// ended since the token was tried, `seen`, counts as one for it); returns whether keys are
+    /// loaded and the token is worth verifying again.
+    private func refreshAfterFailure(seen: UInt64) async -> Bool {
+        await coalescedFetch(afterFailure: true, seen: seen) ?? false
     }
 
     /// The caller of a request with `authorization` header value, or a `CA012` error.
@@ -149,15 +202,16 @@ final class TokenVerifier: Sendable {
         if loaded.withLock({ $0.isEmpty }) {
             guard await refreshKeys() else { throw ServiceError(.serviceUnavailable, "authentication is not available yet") }
         }
+        let seen = fetching.withLock { $0.completed }
         let claims: AccessClaims
         do {
             claims = try await keys.verify(token, as: AccessClaims.self)
         } catch let error as JWTError where error.errorType == .claimVerificationFailure {
             throw ServiceError(.authRequired, "access token expired")
         } catch {
-            // An unknown key id may mean the keys were rotated: reload (at most once per
-            // interval) and try again.
-            if await refreshAfterFailure(), let again = try? await keys.verify(token, as: AccessClaims.self) {
+            // An unknown key id may mean the keys were rotated: reload (or wait for the reload
+            // in flight; a failure starts one at most once per interval) and try again.
+            if await refreshAfterFailure(seen: seen), let again = try? await keys.verify(token, as: AccessClaims.self) {
                 claims = again
             } else {
                 throw ServiceError(.authRequired, "access token is not valid")

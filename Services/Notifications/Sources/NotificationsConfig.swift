@@ -56,7 +56,7 @@ struct NotificationsConfig: Sendable {
         if fcmAccount != nil, fcmProject == nil {
             throw ServiceEnvironment.Invalid("CHRONIR_FCM_PROJECT_ID is needed (the credentials file has no project_id)")
         }
-        webhookSecret = e.optional("CHRONIR_WEBHOOK_SECRET")
+        webhookSecret = try e.secret("CHRONIR_WEBHOOK_SECRET")
         webhookAllowHTTP = try e.bool("CHRONIR_WEBHOOK_ALLOW_HTTP", false)
         webhookAllowPrivate = try e.bool("CHRONIR_WEBHOOK_ALLOW_PRIVATE", false)
         extraCAFile = e.optional("CHRONIR_PUSH_CA_FILE")

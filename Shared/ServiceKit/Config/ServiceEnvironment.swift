@@ -1,4 +1,5 @@
 import Foundation
+import Persistence
 
 /// Typed access to the process environment: every setting has a documented default, and a
 /// malformed value fails start-up with a message naming the variable.
@@ -32,6 +33,22 @@ public struct ServiceEnvironment: Sendable {
     public func required(_ key: String) throws -> String {
         guard let v = optional(key) else { throw Invalid("\(key) must be set") }
         return v
+    }
+
+    /// A secret: the value of `name`, or the content of the file that `name_FILE` names (a
+    /// Docker or Kubernetes secret mounted as a file) with its trailing line break(s) removed;
+    /// nil when neither is set (an empty value counts as unset).
+    ///
+    /// Throws ``Invalid`` when both `name` and `name_FILE` are set, when the file cannot be
+    /// read (naming the variable and the path), or when it is empty. No message carries the
+    /// secret itself. The database settings (`DATABASE_URL_FILE`, `PGPASSWORD_FILE`) follow the
+    /// same rules (`EnvironmentSecret` in Persistence, which this is).
+    public func secret(_ name: String) throws -> String? {
+        do {
+            return try EnvironmentSecret.read(name, in: values)
+        } catch let error as EnvironmentSecret.Invalid {
+            throw Invalid(error.description)
+        }
     }
 
     /// An integer within `range`.

@@ -89,6 +89,7 @@ public enum ServiceHost {
             database = try Database(config: config, logger: runtime.logs.logger("postgres"), eventLoopGroup: runtime.eventLoopGroup)
         }
         logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])
+        for setting in KnownSettings.unknown(in: runtime.environment.values) { logger.warning("unknown setting \(setting); ignored") }
         try await withThrowingTaskGroup(of: Void.self) { pool in
             if let database {
                 // The pool's run() is entered before the first lease (else PostgresNIO warns).

@@ -7,7 +7,7 @@ import NIOCore
 /// `CHRONIR_WEB_ROOT` (its `app/` and `ops/` folders), read once at start, served with an
 /// `ETag`, `Cache-Control: no-cache` (revalidated on each load, so an upgrade shows at once) and
 /// a Content-Security-Policy that lets nothing load from another host. `/invite/{code}` opens
-/// the app on the invitation.
+/// the app on the invitation; `/` leads to the app (302 to `/app/`) when it is served.
 enum WebRoutes {
     struct File: Sendable {
         var bytes: ByteBuffer
@@ -52,6 +52,12 @@ enum WebRoutes {
                 return try serve(request, files)
             }
             router.get("/\(section)/**") { request, _ in try serve(request, files) }
+        }
+        // The root leads to the web client, when there is one to serve (302: the root may
+        // serve something else one day). HEAD too: the router makes no HEAD of a GET route.
+        if files["/app/"] != nil {
+            router.get("/") { _, _ in Response(status: .found, headers: [.location: "/app/"]) }
+            router.head("/") { _, _ in Response(status: .found, headers: [.location: "/app/"]) }
         }
         router.get("/invite/:code") { _, context in
             let code = context.parameters.get("code") ?? ""
