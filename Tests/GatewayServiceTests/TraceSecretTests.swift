@@ -57,6 +57,10 @@ struct TraceSecretTests {
             #expect(paths.contains("/v1/invitations/{code}"), "\(paths)")
             #expect(!ops.text.contains(feedToken), "the operations page shows the feed token")
             #expect(!ops.text.contains(code), "the operations page shows the invitation code")
+            // Each running service's build version (issue 39); nothing is blocked here.
+            let accounts = (ops.json["services"]?.arrayValue ?? []).first { $0["service"]?.stringValue == "accounts" }
+            #expect(accounts?["version"]?.stringValue?.isEmpty == false, "\(ops.text)")
+            #expect(accounts?["blocked"]?.arrayValue == nil, "\(ops.text)")
         }
     }
 }

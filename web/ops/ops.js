@@ -1,6 +1,7 @@
 // The operations page: polls GET /v1/ops/status with the operator's token every 5 s and shows
-// the scheduler's replicas, partitions and epochs, timers, fires per minute, a lateness chart,
-// each stream's head and its consumers' lag, and the gateway's last errors.
+// the consumers stopped at an event their build does not know (with the way out), the scheduler's
+// replicas, partitions and epochs, timers, fires per minute, a lateness chart, each service's
+// health and build version, each stream's head and its consumers' lag, and the gateway's last errors.
 const KEY = "chronir.opsToken";
 const $ = (id) => document.getElementById(id);
 const series = [];
@@ -24,7 +25,21 @@ function chart() {
     `<text x="${w - 120}" y="14" fill="var(--color-accent-text)" font-size="11">p50</text><text x="${w - 80}" y="14" fill="var(--color-warning)" font-size="11">p99</text>`;
 }
 
+// One line per consumer stopped at an event of a type or version its build does not know: it
+// waits for an upgrade of its service, or for the operator to skip that event.
+function blocked(services) {
+  const rows = services.flatMap((v) => (v.blocked ?? []).map((b) => ({ service: v.service, ...b })));
+  $("blocked").hidden = rows.length === 0;
+  $("blocked-list").innerHTML = rows.map((b) => {
+    const skip = `chronirctl consumer skip --service ${b.service} --stream ${b.stream} --seq ${b.seq} --reason '…'`;
+    return `<li data-blocked="${esc(b.service)}"><b>${esc(b.service)}</b> stopped at <b>${esc(b.stream)}</b> event ${esc(b.seq)} ` +
+      `(${esc(b.type)} v${esc(b.version)}) since ${esc(new Date(b.since).toLocaleString())}: ${esc(b.reason)}. ` +
+      `Upgrade ${esc(b.service)}, or skip: <code>${esc(skip)}</code></li>`;
+  }).join("");
+}
+
 function render(s) {
+  blocked(s.services);
   $("updated").textContent = `updated ${new Date(s.generatedAt).toLocaleTimeString()}`;
   const sc = s.scheduler;
   if (sc) {
@@ -41,10 +56,12 @@ function render(s) {
   } else {
     $("totals").innerHTML = `<div class="tile bad">scheduler unreachable: ${esc(s.schedulerError)}</div>`;
   }
-  table($("services"), ["service", "status", "instance", "uptime", "dead letters", "detail"],
-    s.services.map((v) => [esc(v.service), status(v.status), esc(v.instance ?? "—"), v.uptimeSeconds == null ? "—" : `${Math.round(v.uptimeSeconds)} s`, v.deadLetters ?? "—", esc(v.detail ?? "")]));
+  table($("services"), ["service", "status", "version", "instance", "uptime", "dead letters", "detail"],
+    s.services.map((v) => [esc(v.service), status(v.status), v.version == null ? "—" : `<code class="version">${esc(v.version)}</code>`, esc(v.instance ?? "—"),
+      v.uptimeSeconds == null ? "—" : `${Math.round(v.uptimeSeconds)} s`, v.deadLetters ?? "—", esc(v.detail ?? "")]));
   table($("streams"), ["stream", "head", "consumer", "checkpoint", "lag"],
-    s.streams.flatMap((st) => st.consumers.length ? st.consumers.map((c, i) => [i ? "" : esc(st.stream), i ? "" : st.head, esc(c.service), c.checkpoint, `<span class="${c.lag > 1000 ? "bad" : ""}">${c.lag}</span>`])
+    s.streams.flatMap((st) => st.consumers.length ? st.consumers.map((c, i) => [i ? "" : esc(st.stream), i ? "" : st.head, esc(c.service), c.checkpoint,
+      c.blockedAt == null ? `<span class="${c.lag > 1000 ? "bad" : ""}">${c.lag}</span>` : `<span class="bad">${c.lag}, blocked at ${esc(c.blockedAt)}</span>`])
       : [[esc(st.stream), st.head, "—", "—", "—"]]));
   table($("errors"), ["when", "request", "status", "code", "message"],
     s.errors.map((e) => [esc(new Date(e.at).toLocaleTimeString()), esc(`${e.method} ${e.path}`), e.status, esc(e.code), esc(e.message)]));

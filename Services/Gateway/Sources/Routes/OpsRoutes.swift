@@ -7,14 +7,17 @@ import Messaging
 /// `GET /v1/ops/status`: what the operations page (`/ops/`) shows, for a bearer of the
 /// operator's HTTP token (`CHRONIR_OPS_TOKEN`; unset, the route answers 404): the scheduler's
 /// replicas, partitions, epochs, timers, fires and lateness (`scheduler.status`), every service's
-/// health, each stream's head and its consumers' checkpoints (`system.streams`), and the
-/// gateway's last server-side errors.
+/// health and build version, each stream's head and its consumers' checkpoints, the consumers
+/// stopped at an event their build does not know (`system.streams`), and the gateway's last
+/// server-side errors.
 enum OpsRoutes {
     struct StreamRow: Codable, Sendable {
         struct Consumer: Codable, Sendable {
             var service: String
             var checkpoint: Int64
             var lag: Int64
+            /// The event this consumer is stopped at (it does not know its type or version).
+            var blockedAt: Int64?
         }
         var stream: String
         var head: Int64
@@ -28,6 +31,11 @@ enum OpsRoutes {
         var uptimeSeconds: Double?
         var detail: String?
         var deadLetters: Int?
+        /// The build version (`git describe`) the service reports in `system.health`.
+        var version: String?
+        /// Its consumers stopped at an event of a type or version its build does not know: they
+        /// wait for an upgrade or for `chronirctl consumer skip`.
+        var blocked: [BlockedConsumer]?
     }
 
     struct Status: Codable, Sendable {
@@ -70,13 +78,14 @@ enum OpsRoutes {
                         let h = try await client.call(SystemMethods.Health.self, Empty(), timeout: .seconds(1))
                         let failing = h.checks.filter { $0.value != "ok" }.map { "\($0.key): \($0.value)" }.sorted()
                         row = ServiceRow(service: name.rawValue, status: h.status, instance: h.instance, uptimeSeconds: h.uptimeSeconds,
-                                         detail: failing.isEmpty ? nil : failing.joined(separator: "; "))
+                                         detail: failing.isEmpty ? nil : failing.joined(separator: "; "), version: h.version)
                     } catch {
                         row.detail = "\(error)"
                         return (row, nil)
                     }
                     let streams = try? await client.call(SystemMethods.Streams.self, Empty(), timeout: .seconds(1))
                     row.deadLetters = streams?.deadLetters
+                    if let blocked = streams?.blocked, !blocked.isEmpty { row.blocked = blocked }
                     return (row, streams)
                 }
             }
@@ -91,7 +100,8 @@ enum OpsRoutes {
             let head = heads[stream] ?? 0
             let consumers = reports.compactMap { r -> StreamRow.Consumer? in
                 guard let at = r.consumed[stream] else { return nil }
-                return .init(service: r.service, checkpoint: at, lag: max(0, head - at))
+                let blockedAt = r.blocked?.first(where: { $0.stream == stream })?.seq
+                return .init(service: r.service, checkpoint: at, lag: max(0, head - at), blockedAt: blockedAt)
             }.sorted { $0.service < $1.service }
             return StreamRow(stream: stream, head: head, consumers: consumers)
         }
