@@ -194,10 +194,23 @@ def test_the_operations_page_shows_the_running_scheduler(new_page):
     expect(replicas).to_contain_text("scheduler-1")
     expect(replicas.locator("tbody tr").first).to_contain_text("ok")
     expect(page.get_by_role("table", name="Streams")).to_contain_text("alarms")
-    expect(page.get_by_role("table", name="Services")).to_contain_text("notifications")
+    services = page.get_by_role("table", name="Services")
+    expect(services).to_contain_text("notifications")
+    # Each running service's build version (`git describe`, issue 39): one build runs the suite.
+    versions = services.locator("code.version")
+    expect(versions.first).to_have_text(re.compile(r"^[A-Za-z0-9._+-]+$"))
+    assert len(set(versions.all_inner_texts())) == 1, versions.all_inner_texts()
+    # Nothing is blocked in a fresh suite: no banner of blocked consumers, no "blocked at" lag.
+    expect(page.locator("#blocked")).to_be_hidden()
+    expect(page.get_by_role("table", name="Streams")).not_to_contain_text("blocked at")
     # A second sample for the chart (the page samples every 5 s).
     expect(page.locator("#chart polyline")).to_have_count(2, timeout=15_000)
     shot(page, "ops", full=True)
+    # At phone width the page does not scroll sideways (the wide tables scroll inside their section).
+    page.set_viewport_size({"width": 412, "height": 860})
+    expect(services).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), \
+        page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
 
 
 def test_offline_the_saved_list_still_reads_and_resyncs(new_page):
