@@ -258,6 +258,9 @@ struct GroupsInvitationsTests {
 
             // Ten invitations used so far: two. Fill the group to 10 members with 9 more... the
             // hourly limit (12) stops the 13th invitation first.
+            // The joiners sign up first: the invitations live 2 s, less than ten sign-ups take.
+            var joiners: [TestUser] = []
+            for _ in 0..<10 { joiners.append(try await s.signup("M")) }
             var codes: [String] = []
             for _ in 0..<10 {
                 let r = try await s.request(.POST, "/v1/invitations", token: owner.token, json: ["type": "group", "referenceId": g])
@@ -268,11 +271,10 @@ struct GroupsInvitationsTests {
             #expect(limited.status == 429, "\(limited.text)")
             #expect(limited.code == "CA019")
             // 9 join (10 members); the 10th invitation hits the member limit.
-            for code in codes.prefix(9) {
-                let u = try await s.signup("M")
+            for (code, u) in zip(codes.prefix(9), joiners) {
                 #expect(try await s.request(.POST, "/v1/invitations/\(code)/accept", token: u.token).status == 200)
             }
-            let full = try await s.request(.POST, "/v1/invitations/\(codes[9])/accept", token: try await s.signup("Late").token)
+            let full = try await s.request(.POST, "/v1/invitations/\(codes[9])/accept", token: joiners[9].token)
             #expect(full.status == 409, "\(full.text)")
             #expect(full.code == "CA003")
             let members = try await s.request(.GET, "/v1/groups/\(g)/members", token: owner.token)
