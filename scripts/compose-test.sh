@@ -117,7 +117,10 @@ await_healthy() {
 step "compose up: PostgreSQL, six services, gateway"
 dc up -d --no-build postgres accounts alarms scheduler notifications invitations billing gateway
 for s in postgres "${SERVICES[@]}"; do await_healthy "$s" 1; done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || fail "gateway not reachable on 127.0.0.1:$PORT"
+# Each container's health check is its own readiness; the gateway's /healthz asks every service,
+# which may take a few more seconds (the gateway can be ready before it reached them all).
+for i in $(seq 1 60); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
+curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || fail "gateway not reachable on 127.0.0.1:$PORT, or a service not healthy"
 step "all healthy"
 
 GATEWAY=$(podman ps --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=gateway" --format '{{.Names}}' | head -1)
