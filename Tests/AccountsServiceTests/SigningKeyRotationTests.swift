@@ -134,13 +134,14 @@ struct SigningKeyRotationTests {
             #expect(retiresIn > 3600 && retiresIn < 3700, "\(retiresIn)")
             #expect(try await Self.publishedKids(s) == [oldKid, rotation.kid])
 
-            // A new sign-in is signed with the new key. Its first use makes the gateway fetch the
-            // keys (an unknown kid); from then on the loop uses old and new tokens in turn.
+            // A new sign-in is signed with the new key. The loop's four workers use it at once,
+            // old and new tokens in turn: the first uses make the gateway fetch the keys (an
+            // unknown kid), and the others wait for that one fetch instead of being refused.
             let newToken = try await Self.login(s, user)
             #expect(Self.kid(of: newToken) == rotation.kid)
+            loop.tokens.withLock { $0.append(newToken) }
             let first = try await s.request(.GET, "/v1/me", token: newToken)
             #expect(first.status == 200, "\(first.text)")
-            loop.tokens.withLock { $0.append(newToken) }
             try await Task.sleep(for: .seconds(1))
             loop.stopped.withLock { $0 = true }
             await running.value
@@ -149,6 +150,7 @@ struct SigningKeyRotationTests {
             let sent = loop.sent.withLock { $0 }
             #expect(failures.isEmpty, "\(failures.count) of \(sent) requests failed: \(failures.prefix(5))")
             #expect(sent > 20, "only \(sent) requests were sent")
+            print("key rotation: \(sent) requests with old and new tokens during the rotation, \(failures.count) refused")
             // The old token is still accepted, and a refreshed token carries the new kid.
             #expect(try await s.request(.GET, "/v1/me", token: user.token).status == 200)
             let refreshToken = try #require(user.refreshToken)
