@@ -21,6 +21,18 @@ extension SystemMethods {
         public static let access = MethodAccess.operatorOnly
     }
 
+    /// Reads the bus key files again (as SIGHUP does): the keys listed there now are accepted
+    /// from the next handshake on. Answers what is trusted now.
+    public struct ReloadBusKeys: RPCMethod {
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable {
+            public var trusted: String
+            public init(trusted: String) { self.trusted = trusted }
+        }
+        public static let type = "system.reload-bus-keys"
+        public static let access = MethodAccess.operatorOnly
+    }
+
     /// Lists dead letters, oldest first.
     public struct DeadLetters: RPCMethod {
         public struct Request: Codable, Sendable {

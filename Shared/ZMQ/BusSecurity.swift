@@ -12,8 +12,12 @@ public struct BusSecurity: Sendable {
     public let principal: String
     /// This process's long-term key pair.
     public let keys: CurveKeyPair
-    /// Every trusted principal's public key (Z85), by principal.
+    /// Every trusted principal's public key (Z85), by principal: the key clients use to reach it
+    /// as a server (the first of its listed keys).
     public let publicKeys: [String: String]
+    /// Every key accepted for each principal: its current key first, then keys also accepted
+    /// while it is rotated (a key file may list several).
+    public let acceptedKeys: [String: [String]]
     private let principalsByKey: [Data: String]
 
     /// A configuration error: a missing or malformed key.
@@ -24,17 +28,27 @@ public struct BusSecurity: Sendable {
 
     /// Builds the table; throws when a public key is not 40 characters of Z85.
     public init(principal: String, keys: CurveKeyPair, publicKeys: [String: String]) throws {
+        try self.init(principal: principal, keys: keys, acceptedKeys: publicKeys.mapValues { [$0] })
+    }
+
+    /// Builds the table from each principal's accepted keys (current first); throws when a key
+    /// is not 40 characters of Z85 or two principals share one.
+    public init(principal: String, keys: CurveKeyPair, acceptedKeys: [String: [String]]) throws {
         self.principal = principal
         self.keys = keys
-        var trusted = publicKeys
-        trusted[principal] = keys.publicKey
+        var accepted = acceptedKeys.filter { !$0.value.isEmpty }
+        let own = accepted[principal] ?? []
+        accepted[principal] = [keys.publicKey] + own.filter { $0 != keys.publicKey }
         var byKey: [Data: String] = [:]
-        for (name, key) in trusted {
-            guard let raw = CurveKey.decode(key) else { throw Invalid("the public key of \(name) is not a Z85 CURVE key") }
-            if let other = byKey[raw], other != name { throw Invalid("\(name) and \(other) share one public key") }
-            byKey[raw] = name
+        for (name, list) in accepted {
+            for key in list {
+                guard let raw = CurveKey.decode(key) else { throw Invalid("a public key of \(name) is not a Z85 CURVE key") }
+                if let other = byKey[raw], other != name { throw Invalid("\(name) and \(other) share one public key") }
+                byKey[raw] = name
+            }
         }
-        self.publicKeys = trusted
+        self.acceptedKeys = accepted
+        self.publicKeys = accepted.compactMapValues(\.first)
         self.principalsByKey = byKey
     }
 
@@ -55,7 +69,7 @@ public struct BusSecurity: Sendable {
         }
         let pair: CurveKeyPair
         do { pair = try CurveKeyPair(secretKey: secret) } catch { throw Invalid("\(secretKeyFile): \(error)") }
-        var publics: [String: String] = [:]
+        var publics: [String: [String]] = [:]
         let files: [String]
         do {
             files = try FileManager.default.contentsOfDirectory(atPath: publicKeysDirectory)
@@ -64,12 +78,12 @@ public struct BusSecurity: Sendable {
         }
         for file in files where file.hasSuffix(".pub") {
             let name = String(file.dropLast(4))
-            publics[name] = try KeyFile.read((publicKeysDirectory as NSString).appendingPathComponent(file))
+            publics[name] = try KeyFile.readAll((publicKeysDirectory as NSString).appendingPathComponent(file))
         }
-        if let listed = publics[principal], listed != pair.publicKey {
-            throw Invalid("\(secretKeyFile) does not match \(principal).pub in \(publicKeysDirectory)")
+        if let listed = publics[principal], !listed.contains(pair.publicKey) {
+            throw Invalid("\(secretKeyFile) does not match any key of \(principal).pub in \(publicKeysDirectory)")
         }
-        return try BusSecurity(principal: principal, keys: pair, publicKeys: publics)
+        return try BusSecurity(principal: principal, keys: pair, acceptedKeys: publics)
     }
 }
 
@@ -109,11 +123,18 @@ public enum KeyFile {
 
     /// The key in a key file: its first line that is not empty or a `#` comment.
     static func read(_ path: String) throws -> String {
+        guard let first = try readAll(path).first else { throw BusSecurity.Invalid("\(path) holds no key") }
+        return first
+    }
+
+    /// Every key of a key file, in order: each line that is not empty or a `#` comment. A public
+    /// key file lists the principal's current key first, then keys still accepted during a
+    /// rotation.
+    static func readAll(_ path: String) throws -> [String] {
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        for line in text.split(whereSeparator: \.isNewline) {
-            let t = line.trimmingCharacters(in: .whitespaces)
-            if !t.isEmpty, !t.hasPrefix("#") { return t }
-        }
-        throw BusSecurity.Invalid("\(path) holds no key")
+        let keys = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        guard !keys.isEmpty else { throw BusSecurity.Invalid("\(path) holds no key") }
+        return keys
     }
 }

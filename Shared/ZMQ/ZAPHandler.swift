@@ -10,14 +10,14 @@ import Synchronization
 ///
 /// Runs on its own thread from the context's creation; ends when the context shuts down.
 final class ZAPHandler: Sendable {
-    private let security: BusSecurity
+    private let security: Mutex<BusSecurity>
     private let onDecision: @Sendable (ZAPDecision) -> Void
     nonisolated(unsafe) private let socket: UnsafeMutableRawPointer
     private let closed = DispatchSemaphore(value: 0)
 
     /// Binds the handler; must happen before any server socket of the context binds.
     init(context: UnsafeMutableRawPointer, security: BusSecurity, onDecision: @escaping @Sendable (ZAPDecision) -> Void) throws {
-        self.security = security
+        self.security = Mutex(security)
         self.onDecision = onDecision
         guard let s = zmq_socket(context, ZMQ_REP) else { throw ZMQError.current("zmq_socket(ZAP)") }
         var linger: Int32 = 0
@@ -32,6 +32,9 @@ final class ZAPHandler: Sendable {
         thread.name = "zmq:zap"
         thread.start()
     }
+
+    /// Accepts the keys of `new` from the next handshake on (connections already made stay).
+    func update(_ new: BusSecurity) { security.withLock { $0 = new } }
 
     /// Waits until the thread has closed its socket (after the context began shutting down).
     func waitUntilClosed() { closed.wait() }
@@ -60,7 +63,7 @@ final class ZAPHandler: Sendable {
             onDecision(ZAPDecision(address: address, principal: nil, reason: "mechanism \(mechanism) is not allowed"))
             return reply(version: version, id: id, status: "400", text: "CURVE required", user: "")
         }
-        guard let principal = security.principal(ofKey: frames[6]) else {
+        guard let principal = security.withLock({ $0.principal(ofKey: frames[6]) }) else {
             let key = CurveKey.encode(frames[6]) ?? "?"
             onDecision(ZAPDecision(address: address, principal: nil, reason: "unknown public key \(key)"))
             return reply(version: version, id: id, status: "400", text: "unknown key", user: "")

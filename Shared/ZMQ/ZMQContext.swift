@@ -10,14 +10,16 @@ public final class ZMQContext: Sendable {
     private let terminated = Atomic<Bool>(false)
     /// The sockets of ``SocketActor``s not closed yet, by name (to name a leak at shutdown).
     private let open = Mutex<[ObjectIdentifier: String]>([:])
-    /// The keys of a CURVE-secured bus, or nil for a plain (insecure) one.
-    public let security: BusSecurity?
+    /// The keys of a CURVE-secured bus, or nil for a plain (insecure) one (the current ones after
+    /// a ``reload(_:)``).
+    public var security: BusSecurity? { current.withLock { $0 } }
+    private let current: Mutex<BusSecurity?>
     private let zap: ZAPHandler?
 
     /// Creates a plain context (no CURVE) with the given number of libzmq I/O threads.
     public init(ioThreads: Int = 1) {
         self.handle = Self.newContext(ioThreads: ioThreads)
-        self.security = nil
+        self.current = Mutex(nil)
         self.zap = nil
     }
 
@@ -34,7 +36,20 @@ public final class ZMQContext: Sendable {
             throw error
         }
         self.handle = ctx
-        self.security = security
+        self.current = Mutex(security)
+    }
+
+    /// Takes other trusted keys without a restart (this process's own key pair stays): the ZAP
+    /// handler accepts `new`'s keys from the next handshake on, and sockets made from now on
+    /// reach servers by `new`'s keys. Connections already made keep their session. Throws on a
+    /// plain context, or when `new` is another principal's or another key pair.
+    public func reload(_ new: BusSecurity) throws {
+        guard let zap, let old = security else { throw BusSecurity.Invalid("this bus is not secured: nothing to reload") }
+        guard new.principal == old.principal, new.keys.publicKey == old.keys.publicKey else {
+            throw BusSecurity.Invalid("a reload keeps this process's own key pair (\(old.principal)); a new one needs a restart")
+        }
+        current.withLock { $0 = new }
+        zap.update(new)
     }
 
     private static func newContext(ioThreads: Int) -> UnsafeMutableRawPointer {

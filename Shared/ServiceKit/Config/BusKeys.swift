@@ -33,6 +33,21 @@ public enum BusKeys {
         }
     }
 
+    /// Reads the key files again and gives the context the trusted keys they list now (SIGHUP,
+    /// `system.reload-bus-keys`): how a principal's key is rotated without restarting the
+    /// services that trust it. Returns a one-line summary for the log.
+    @discardableResult
+    public static func reload(principal: String, environment: ServiceEnvironment, context: ZMQContext, logger: Logger) throws -> String {
+        guard let security = try load(principal: principal, environment: environment) else {
+            throw ServiceEnvironment.Invalid("no bus keys are configured: nothing to reload")
+        }
+        try context.reload(security)
+        let keys = security.acceptedKeys.values.reduce(0) { $0 + $1.count }
+        let summary = "\(security.acceptedKeys.count) principals, \(keys) keys"
+        logger.notice("bus keys reloaded", metadata: ["trusted": "\(summary)"])
+        return summary
+    }
+
     /// The keys of `principal`, or nil when none are configured.
     public static func load(principal: String, environment: ServiceEnvironment) throws -> BusSecurity? {
         let dir = environment.optional("CHRONIR_BUS_KEYS")

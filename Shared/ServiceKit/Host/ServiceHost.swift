@@ -80,7 +80,7 @@ public enum ServiceHost {
         // Signals are trapped before anything else, so a SIGTERM during startup (migrations,
         // connecting) still ends in a graceful stop instead of the default instant death.
         let handle = handle ?? ShutdownHandle()
-        let signals: UnixSignalsSequence? = handleSignals ? await UnixSignalsSequence(trapping: .sigterm, .sigint) : nil
+        let signals: UnixSignalsSequence? = handleSignals ? await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup) : nil
         let grace = try runtime.environment.duration("CHRONIR_SHUTDOWN_GRACE", .seconds(10))
         let health = HealthChecks()
         var database: Database? = nil
@@ -105,6 +105,15 @@ public enum ServiceHost {
             if let signals {
                 pool.addTask {
                     for await signal in signals {
+                        if signal == .sighup {
+                            // SIGHUP: take the bus keys the key files list now (a key rotation).
+                            do {
+                                try BusKeys.reload(principal: runtime.name, environment: runtime.environment, context: runtime.zmq, logger: logger)
+                            } catch {
+                                logger.error("reloading the bus keys failed; the keys in use stay", metadata: ["error": "\(error)"])
+                            }
+                            continue
+                        }
                         logger.notice("received \(signal), shutting down")
                         await handle.shutdown()
                     }

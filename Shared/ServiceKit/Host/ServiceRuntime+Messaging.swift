@@ -10,6 +10,9 @@ extension ServiceRuntime {
     public func makeRPCServer(router: RPCRouter, health: HealthChecks, binds: [String]? = nil, maxFrameBytes: Int? = nil) throws -> RPCServer {
         var router = router
         router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
+        router.on(SystemMethods.ReloadBusKeys.self) { [self] _, _ in
+            .init(trusted: try BusKeys.reload(principal: name, environment: environment, context: zmq, logger: logger))
+        }
         if let database = health.database {
             router.on(SystemMethods.UserTraces.self) { [name] req, _ in
                 UserTracesReport(service: name, rows: try await UserTraces.find(req.uid, in: database))

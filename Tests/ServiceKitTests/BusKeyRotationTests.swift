@@ -1,0 +1,115 @@
+import AccountsService
+import Foundation
+import Messaging
+import Support
+@testable import SuiteSupport
+import Synchronization
+import Testing
+import ZMQ
+
+/// Rotating a principal's bus key without restarting the services that trust it: a public key
+/// file lists the current key first and keys still accepted after it; SIGHUP or
+/// `system.reload-bus-keys` makes a service read the files again. Shown with the operator's key
+/// (a principal that only connects) while requests flow.
+@Suite("Bus key rotation", .serialized)
+struct BusKeyRotationTests {
+    /// A copy of the test keys the services of one test read (and the test rewrites).
+    static func copyOfTestKeys() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("chronir-rotate-\(UUID().uuidString)").path
+        try FileManager.default.copyItem(atPath: TestBusKeys.directory, toPath: dir)
+        return dir
+    }
+
+    static func client(_ pair: CurveKeyPair, keys dir: String, port: Int) throws -> (RPCClient, ZMQContext) {
+        let accounts = try String(contentsOfFile: KeyFile.publicPath(dir, "accounts"), encoding: .utf8)
+            .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        let security = try BusSecurity(principal: BusPolicy.operatorPrincipal, keys: pair, publicKeys: ["accounts": accounts])
+        let context = try ZMQContext(security: security)
+        let client = try RPCClient(context: context, target: "accounts", endpoints: ["tcp://127.0.0.1:\(port)"],
+                                   source: "operator/test", telemetry: .discarding())
+        return (client, context)
+    }
+
+    /// Whether a fresh connection with `pair` gets an answer (a refused key gets none).
+    static func accepted(_ pair: CurveKeyPair, keys dir: String, port: Int) async throws -> Bool {
+        let (client, context) = try client(pair, keys: dir, port: port)
+        defer { context.terminate() }
+        let ok = (try? await client.call(SystemMethods.Streams.self, Empty(), timeout: .milliseconds(1500))) != nil
+        await client.close()
+        return ok
+    }
+
+    @Test("the operator's key is rotated while requests flow: the new key is accepted after a reload, the old one refused after the next, no request lost")
+    func rotateOperatorKey() async throws {
+        let dir = try Self.copyOfTestKeys()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try await withTestSuite(label: "buskeys", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_BUS_KEYS": dir], build: AccountsService.build)
+        }) { s in
+            let port = s.ports[.accounts]!.rpc
+            let old = try CurveKeyPair(secretKey: try String(contentsOfFile: KeyFile.secretPath(dir, "operator"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines))
+            let new = try CurveKeyPair.generate()
+            #expect(try await Self.accepted(old, keys: dir, port: port))
+            #expect(try await !Self.accepted(new, keys: dir, port: port), "a key nobody listed is refused")
+
+            // Requests with the old key flow the whole time.
+            let (flowing, flowContext) = try Self.client(old, keys: dir, port: port)
+            let sent = Mutex(0), failed = Mutex<[String]>([]), stop = Mutex(false)
+            let loop = Task {
+                while !stop.withLock({ $0 }) {
+                    do { _ = try await flowing.call(SystemMethods.Streams.self, Empty(), timeout: .seconds(5)) } catch {
+                        failed.withLock { $0.append("\(error)") }
+                    }
+                    sent.withLock { $0 += 1 }
+                }
+            }
+
+            // 1. The new key is listed after the old one; a reload makes accounts accept both.
+            let pub = KeyFile.publicPath(dir, "operator")
+            try "\(old.publicKey)\n\(new.publicKey)\n".write(toFile: pub, atomically: true, encoding: .utf8)
+            let reloaded = try await flowing.call(SystemMethods.ReloadBusKeys.self, Empty())
+            #expect(reloaded.trusted.contains("keys"))
+            #expect(try await Self.accepted(new, keys: dir, port: port), "the new key after the first reload")
+            #expect(try await Self.accepted(old, keys: dir, port: port), "the old key still, until it is removed")
+
+            // 2. The operator uses the new key; the old one is removed, and a reload (asked with
+            //    the new key) refuses it from the next connection on.
+            let (rotated, rotatedContext) = try Self.client(new, keys: dir, port: port)
+            try "\(new.publicKey)\n".write(toFile: pub, atomically: true, encoding: .utf8)
+            _ = try await rotated.call(SystemMethods.ReloadBusKeys.self, Empty())
+            #expect(try await !Self.accepted(old, keys: dir, port: port), "the old key after the second reload")
+            #expect(try await Self.accepted(new, keys: dir, port: port))
+
+            stop.withLock { $0 = true }
+            await loop.value
+            let (n, failures) = (sent.withLock { $0 }, failed.withLock { $0 })
+            #expect(failures.isEmpty, "\(failures.count) of \(n) failed: \(failures.prefix(3))")
+            #expect(n > 10)
+            print("bus key rotation: \(n) requests on a connection made with the old key, \(failures.count) failed; new key accepted after reload 1, old refused after reload 2")
+            // A reload cannot swap the process's own key pair: that needs a restart.
+            await flowing.close(); flowContext.terminate()
+            await rotated.close(); rotatedContext.terminate()
+        }
+    }
+
+    @Test("SIGHUP makes a running process read its bus keys again (and a broken key file leaves the keys in use)")
+    func sighupReloads() async throws {
+        let dir = try Self.copyOfTestKeys()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let url = try await TestDatabase.create("buskeys")
+        let peer = try TestProcess("chronir-testpeer", ["consume"], environment: [
+            "DATABASE_URL": url, "CHRONIR_BUS_KEYS": dir, "PEER_RPC": "tcp://127.0.0.1:\(freePort())",
+            "PEER_EVENTS": "tcp://127.0.0.1:\(freePort())"], label: "sighup")
+        #expect(await peer.waitForOutput("consumer ready"))
+        let extra = try CurveKeyPair.generate()
+        try "\(try String(contentsOfFile: KeyFile.publicPath(dir, "operator"), encoding: .utf8))\(extra.publicKey)\n"
+            .write(toFile: KeyFile.publicPath(dir, "operator"), atomically: true, encoding: .utf8)
+        peer.signal(SIGHUP)
+        #expect(await peer.waitForOutput("bus keys reloaded"), "\(peer.output.suffix(1000))")
+        try "not a key\n".write(toFile: KeyFile.publicPath(dir, "gateway"), atomically: true, encoding: .utf8)
+        peer.signal(SIGHUP)
+        #expect(await peer.waitForOutput("reloading the bus keys failed; the keys in use stay"), "\(peer.output.suffix(1000))")
+        #expect(await peer.terminate() == 0, "still running after both signals")
+    }
+}
