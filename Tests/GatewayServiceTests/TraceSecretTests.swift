@@ -4,6 +4,7 @@ import GatewayService
 import Messaging
 import ServiceKit
 import Support
+import Synchronization
 @testable import SuiteSupport
 import Testing
 
@@ -24,7 +25,14 @@ struct TraceSecretTests {
             try s.startGateway(extra: ["CHRONIR_TRACE_FILE": file, "CHRONIR_TRACE_SAMPLE": "1", "CHRONIR_UPSTREAM_TIMEOUT": "300ms",
                                        "CHRONIR_OPS_TOKEN": opsToken])
         }) { s in
-            let u = try await s.signup("Secretive", verified: false)
+            // The first sign-up may outlast the 300 ms upstream deadline while accounts warms up
+            // (its signing key is made and sealed on first use): try until accounts answers.
+            let signedUp = Mutex<TestUser?>(nil)
+            _ = await eventually(timeout: .seconds(15)) {
+                if let u = try? await s.signup("Secretive", verified: false) { signedUp.withLock { $0 = u } }
+                return signedUp.withLock { $0 } != nil
+            }
+            let u = try #require(signedUp.withLock { $0 }, "accounts never answered a sign-up within 300 ms")
             let feedToken = "feedsecret\(UInt64.random(in: 0...UInt64.max))"
             let code = "invitesecret\(UInt64.random(in: 0...UInt64.max))"
             let feed = try await s.request(.GET, "/cal/\(feedToken).ics")
