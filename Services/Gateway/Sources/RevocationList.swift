@@ -18,6 +18,12 @@ final class RevocationList: EventApplier {
         self.retention = Double(accessTTL.components.seconds) + 120
     }
 
+    /// Refuses `session` from now on in this gateway (a sign-out or a deletion it forwarded and
+    /// accounts confirmed), before the accounts stream brings the same news to every replica.
+    func revoke(_ session: String) {
+        revoked.withLock { $0[session] = Date() }
+    }
+
     func isRevoked(_ session: String) -> Bool {
         revoked.withLock { $0[session] != nil }
     }

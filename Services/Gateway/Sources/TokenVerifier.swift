@@ -182,6 +182,12 @@ final class TokenVerifier: Sendable {
     }
 
     /// The caller of a request with `authorization` header value, or a `CA012` error.
+    /// The caller's session ended here (logout, account deletion, confirmed by accounts): its
+    /// tokens are refused by this gateway at once, not only once the accounts stream says so.
+    func signedOut(_ session: String) {
+        revocations.revoke(session)
+    }
+
     func verify(authorization: String?) async throws -> Caller {
         guard let header = authorization, header.utf8.count > 7,
               zip(header.utf8.prefix(7), "bearer ".utf8).allSatisfy({ $0 == $1 || ($1 != 0x20 && $0 | 0x20 == $1) }) else {

@@ -95,6 +95,7 @@ enum AuthRoutes {
             let caller = try await g.caller(request)
             var response = try await g.forward(AccountsMethods.Logout.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
                                                caller: caller, status: .noContent)
+            g.verifier.signedOut(caller.session)
             if RefreshCookie.wanted(request) { response.headers[.setCookie] = RefreshCookie.header(nil) }
             return response
         }

@@ -13,7 +13,11 @@ enum MeRoutes {
             return try await g.forward(AccountsMethods.UpdateMe.self, g.clients.accounts, payload: try await HTTPSupport.payload(request), caller: caller)
         }
         router.delete("/v1/me") { request, _ in
-            try await g.forward(AccountsMethods.DeleteMe.self, g.clients.accounts, caller: try await g.caller(request), status: .noContent)
+            let caller = try await g.caller(request)
+            let response = try await g.forward(AccountsMethods.DeleteMe.self, g.clients.accounts, caller: caller, status: .noContent)
+            // Refused here at once; other replicas learn it from the accounts stream.
+            g.verifier.signedOut(caller.session)
+            return response
         }
         router.get("/v1/me/devices") { request, _ in
             try await g.forward(AccountsMethods.ListDevices.self, g.clients.accounts, caller: try await g.caller(request))
