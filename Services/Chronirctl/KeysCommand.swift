@@ -11,7 +11,7 @@ struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Manage the CurveZMQ keys of the internal bus and the access-token signing key.",
-        subcommands: [Generate.self, RotateJWT.self, Reload.self]
+        subcommands: [Generate.self, RotateJWT.self, RotateBus.self, Reload.self]
     )
 
     struct Generate: AsyncParsableCommand {
@@ -32,26 +32,69 @@ struct KeysCommand: AsyncParsableCommand {
         }
     }
 
+    struct RotateBus: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-bus",
+            abstract: "Rotate a principal's bus key pair in a key directory: a new secret key, the new public key listed first and the old one after it (accepted until --finish). Then run `chronirctl keys reload`.")
+
+        @Option(help: "The key directory (CHRONIR_BUS_KEYS of the services).")
+        var dir: String
+
+        @Option(help: "The principal whose key pair is rotated (a service, gateway or operator).")
+        var principal: String
+
+        @Flag(help: "End the rotation: keep only the current key in the public key file.")
+        var finish = false
+
+        func run() async throws {
+            guard BusKeys.principals.contains(principal) else {
+                throw ValidationError("unknown principal \(principal); one of \(BusKeys.principals.joined(separator: ", "))")
+            }
+            do {
+                if finish {
+                    let removed = try KeyFile.finishRotation(in: dir, principal: principal)
+                    print(removed.isEmpty ? "\(principal) lists one key: nothing to finish"
+                          : "\(principal): \(removed.count) old key(s) removed from \(KeyFile.publicPath(dir, principal)); run `chronirctl keys reload`")
+                } else {
+                    let key = try KeyFile.rotate(in: dir, principal: principal)
+                    print("\(principal): new key \(key.prefix(8))… written; run `chronirctl keys reload`, then `chronirctl keys rotate-bus --principal \(principal) --finish` and reload again")
+                }
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+        }
+    }
+
     struct Reload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Make every service read its bus key files again (as SIGHUP does): the keys listed now are accepted from the next connection on."
+            abstract: "Make every service replica read its bus key files again (as SIGHUP does): a service whose key is being rotated first, the others after it."
         )
 
         @Option(help: "Seconds to wait for each service.")
         var timeout: Double = 3
 
+        @Option(help: "Only these services (comma-separated); default: all.")
+        var services: String?
+
         func run() async throws {
-            let rows = try await ServiceCall.everyService(timeout: .milliseconds(Int64(timeout * 1000))) { name, client in
-                do {
-                    let r = try await client.call(SystemMethods.ReloadBusKeys.self, Empty())
-                    return (name.rawValue, true, "reloaded: \(r.trusted)")
-                } catch {
-                    return (name.rawValue, false, "\(error)")
+            var names = ServiceDirectory.Name.allCases
+            if let services {
+                names = try services.split(separator: ",").map { raw in
+                    guard let name = ServiceDirectory.Name(rawValue: String(raw)) else { throw ValidationError("unknown service \(raw)") }
+                    return name
                 }
             }
-            print(Table.render(header: ["SERVICE", "RESULT"], rows: rows.map { [$0.0, $0.2] }))
-            let failed = rows.filter { !$0.1 }.map(\.0)
+            let outcomes: [BusKeyReload.Outcome]
+            do {
+                outcomes = try await BusKeyReload.run(environment: ServiceEnvironment(ServiceCall.operatorEnvironment()), services: names,
+                                                      timeout: .milliseconds(Int64(timeout * 1000)))
+            } catch {
+                throw CommandFailure("\(error)")
+            }
+            print(Table.render(header: ["SERVICE", "RESULT"], rows: outcomes.map { [$0.target, $0.detail] }))
+            let failed = outcomes.filter { !$0.reloaded }.map(\.target)
             if !failed.isEmpty { throw CommandFailure("not reloaded: \(failed.joined(separator: ", "))") }
+            print("the gateway reads its keys on SIGHUP (docker compose kill -s HUP gateway)")
         }
     }
 }

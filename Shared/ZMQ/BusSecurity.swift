@@ -121,6 +121,34 @@ public enum KeyFile {
         return created
     }
 
+    /// Starts rotating `principal`'s key pair: writes a new secret key and lists the new public
+    /// key first in its public key file, the keys listed before after it (still accepted until
+    /// ``finishRotation(in:principal:)``). Returns the new public key.
+    @discardableResult
+    public static func rotate(in directory: String, principal: String) throws -> String {
+        let publicFile = publicPath(directory, principal), secretFile = secretPath(directory, principal)
+        let listed = try readAll(publicFile)
+        let pair = try CurveKeyPair.generate()
+        let fresh = secretFile + ".new"
+        guard FileManager.default.createFile(atPath: fresh, contents: Data("\(pair.secretKey)\n".utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw BusSecurity.Invalid("cannot write \(fresh)")
+        }
+        guard rename(fresh, secretFile) == 0 else { throw BusSecurity.Invalid("cannot replace \(secretFile): errno \(errno)") }
+        try ([pair.publicKey] + listed).map { "\($0)\n" }.joined().write(toFile: publicFile, atomically: true, encoding: .utf8)
+        return pair.publicKey
+    }
+
+    /// Ends a rotation: `principal`'s public key file keeps only its current (first) key.
+    /// Returns the keys removed.
+    @discardableResult
+    public static func finishRotation(in directory: String, principal: String) throws -> [String] {
+        let publicFile = publicPath(directory, principal)
+        let listed = try readAll(publicFile)
+        try "\(listed[0])\n".write(toFile: publicFile, atomically: true, encoding: .utf8)
+        return Array(listed.dropFirst())
+    }
+
     /// The key in a key file: its first line that is not empty or a `#` comment.
     static func read(_ path: String) throws -> String {
         guard let first = try readAll(path).first else { throw BusSecurity.Invalid("\(path) holds no key") }

@@ -78,6 +78,10 @@ final class RawSocket {
         return lastEndpoint() ?? endpoint
     }
 
+    func unbind(_ endpoint: String) throws {
+        if zmq_unbind(handle, endpoint) != 0 { throw ZMQError.current("zmq_unbind(\(endpoint))") }
+    }
+
     func connect(_ endpoint: String) throws {
         if zmq_connect(handle, endpoint) != 0 { throw ZMQError.current("zmq_connect(\(endpoint))") }
     }

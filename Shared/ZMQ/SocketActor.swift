@@ -32,6 +32,15 @@ public final class SocketActor: Sendable {
     private let readsPrincipal: Bool
     private let context: ZMQContext
     nonisolated(unsafe) private let socket: RawSocket
+    /// What the socket thread alone reads and writes: the endpoints connected now and the CURVE
+    /// keys applied (to rebuild the connections when a reload changes them).
+    nonisolated(unsafe) private var curveState: CurveState
+    /// The socket and its CURVE state, for ``rekey(_:)`` (on the socket thread only).
+    var socketForRekey: RawSocket { socket }
+    var curveStateForRekey: CurveState {
+        get { curveState }
+        set { curveState = newValue }
+    }
 
     /// Delivery on the socket thread itself, for code that only resumes continuations
     /// (an RPC client): no hop through the mailbox. `onMessage` must be quick and must not block.
@@ -71,6 +80,8 @@ public final class SocketActor: Sendable {
         case disconnect(String)
         case subscribe(Data)
         case unsubscribe(Data)
+        /// The bus keys were reloaded: apply them if they change this socket's keys.
+        case rekey(BusSecurity)
         /// A job of a task that prefers this socket's thread (``SocketActor`` as a `TaskExecutor`).
         case run(UnownedJob)
         case stop
@@ -125,7 +136,15 @@ public final class SocketActor: Sendable {
         self.socket = raw
         self.boundEndpoints = bound
         self.context = context
-        context.opened(ObjectIdentifier(self), name: name)
+        self.curveState = CurveState(role: options.curve, security: context.security, connected: options.connects)
+        var rekey: (@Sendable (BusSecurity) -> Void)? = nil
+        if options.curve != .none {
+            rekey = { [weak self] (security: BusSecurity) -> Void in
+                guard let self else { return }
+                _ = self.enqueue(.rekey(security))
+            }
+        }
+        context.opened(ObjectIdentifier(self), name: name, rekey: rekey)
 
         let thread = Thread { [self] in self.runLoop() }
         thread.name = "zmq:\(name)"
@@ -232,9 +251,15 @@ public final class SocketActor: Sendable {
                         stats.dropped.add(1, ordering: .relaxed)
                     }
                 case .connect(let endpoint):
-                    do { try socket.connect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
+                    do {
+                        try socket.connect(endpoint)
+                        curveState.connected.append(endpoint)
+                    } catch { stats.errors.add(1, ordering: .relaxed) }
                 case .disconnect(let endpoint):
                     do { try socket.disconnect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
+                    curveState.connected.removeAll { $0 == endpoint }
+                case .rekey(let security):
+                    rekey(security)
                 case .subscribe(let prefix):
                     do { try socket.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
                 case .unsubscribe(let prefix):

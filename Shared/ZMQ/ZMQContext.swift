@@ -8,8 +8,9 @@ import Synchronization
 public final class ZMQContext: Sendable {
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
     private let terminated = Atomic<Bool>(false)
-    /// The sockets of ``SocketActor``s not closed yet, by name (to name a leak at shutdown).
-    private let open = Mutex<[ObjectIdentifier: String]>([:])
+    /// The sockets of ``SocketActor``s not closed yet: their names (to name a leak at shutdown)
+    /// and how each takes reloaded keys.
+    private let open = Mutex<[ObjectIdentifier: (name: String, rekey: (@Sendable (BusSecurity) -> Void)?)]>([:])
     /// The keys of a CURVE-secured bus, or nil for a plain (insecure) one (the current ones after
     /// a ``reload(_:)``).
     public var security: BusSecurity? { current.withLock { $0 } }
@@ -39,17 +40,19 @@ public final class ZMQContext: Sendable {
         self.current = Mutex(security)
     }
 
-    /// Takes other trusted keys without a restart (this process's own key pair stays): the ZAP
-    /// handler accepts `new`'s keys from the next handshake on, and sockets made from now on
-    /// reach servers by `new`'s keys. Connections already made keep their session. Throws on a
-    /// plain context, or when `new` is another principal's or another key pair.
+    /// Takes the keys of `new` without a restart: the ZAP handler accepts `new`'s keys from the
+    /// next handshake on, sockets made from now on use them, and the sockets already made rebuild
+    /// what the change touches (a server binds again when this process's key pair changed; a
+    /// client connects again when its server's key or this process's key pair changed). Throws on
+    /// a plain context, or when `new` is another principal's.
     public func reload(_ new: BusSecurity) throws {
         guard let zap, let old = security else { throw BusSecurity.Invalid("this bus is not secured: nothing to reload") }
-        guard new.principal == old.principal, new.keys.publicKey == old.keys.publicKey else {
-            throw BusSecurity.Invalid("a reload keeps this process's own key pair (\(old.principal)); a new one needs a restart")
+        guard new.principal == old.principal else {
+            throw BusSecurity.Invalid("a reload keeps this process's principal (\(old.principal)), not \(new.principal)")
         }
         current.withLock { $0 = new }
         zap.update(new)
+        for rekey in open.withLock({ $0.values.compactMap(\.rekey) }) { rekey(new) }
     }
 
     private static func newContext(ioThreads: Int) -> UnsafeMutableRawPointer {
@@ -63,9 +66,11 @@ public final class ZMQContext: Sendable {
     }
 
     /// The names of the sockets created from this context and not closed yet.
-    public var openSocketNames: [String] { open.withLock { Array($0.values).sorted() } }
+    public var openSocketNames: [String] { open.withLock { $0.values.map(\.name).sorted() } }
 
-    func opened(_ socket: ObjectIdentifier, name: String) { open.withLock { $0[socket] = name } }
+    func opened(_ socket: ObjectIdentifier, name: String, rekey: (@Sendable (BusSecurity) -> Void)? = nil) {
+        open.withLock { $0[socket] = (name, rekey) }
+    }
     func closed(_ socket: ObjectIdentifier) { open.withLock { _ = $0.removeValue(forKey: socket) } }
 
     /// Terminates the context when every socket is closed, within `timeout`; returns the names

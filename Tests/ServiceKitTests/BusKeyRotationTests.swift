@@ -1,4 +1,8 @@
 import AccountsService
+import AlarmsService
+import Contracts
+import Logging
+import ServiceKit
 import Foundation
 import Messaging
 import Support
@@ -87,9 +91,96 @@ struct BusKeyRotationTests {
             #expect(failures.isEmpty, "\(failures.count) of \(n) failed: \(failures.prefix(3))")
             #expect(n > 10)
             print("bus key rotation: \(n) requests on a connection made with the old key, \(failures.count) failed; new key accepted after reload 1, old refused after reload 2")
-            // A reload cannot swap the process's own key pair: that needs a restart.
             await flowing.close(); flowContext.terminate()
             await rotated.close(); rotatedContext.terminate()
+        }
+    }
+
+    /// A client pinned to `serverKey` for accounts gets an answer.
+    static func reaches(accountsKey serverKey: String, keys dir: String, port: Int) async throws -> Bool {
+        let own = try CurveKeyPair(secretKey: try String(contentsOfFile: KeyFile.secretPath(dir, "operator"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        let context = try ZMQContext(security: BusSecurity(principal: BusPolicy.operatorPrincipal, keys: own, publicKeys: ["accounts": serverKey]))
+        defer { context.terminate() }
+        let client = try RPCClient(context: context, target: "accounts", endpoints: ["tcp://127.0.0.1:\(port)"],
+                                   source: "operator/test", telemetry: .discarding())
+        let ok = (try? await client.call(SystemMethods.Streams.self, Empty(), timeout: .milliseconds(1500))) != nil
+        await client.close()
+        return ok
+    }
+
+    @Test("a service's own key is rotated while requests flow: it binds again with its new key, its callers reconnect with it, no request lost")
+    func rotateServiceKey() async throws {
+        let dir = try Self.copyOfTestKeys()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try await withTestSuite(label: "svckey", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_BUS_KEYS": dir], build: AccountsService.build)
+            try s.start("alarms", migrations: AlarmsService.migrations, extra: ["CHRONIR_BUS_KEYS": dir], build: AlarmsService.build)
+        }) { s in
+            let port = s.ports[.accounts]!.rpc
+            // The operator as a long-running caller: its own context, reloaded as a service's is.
+            let environment = ServiceEnvironment(s.environment(for: "operator", extra: ["CHRONIR_BUS_KEYS": dir]))
+            let logger = Logger(label: "rotate-test", factory: { _ in SwiftLogNoOpLogHandler() })
+            let context = try BusKeys.context(principal: BusPolicy.operatorPrincipal, environment: environment, logger: logger, ioThreads: 1)
+            let client = try RPCClient(context: context, target: "accounts", endpoints: ["tcp://127.0.0.1:\(port)"],
+                                       source: "operator/test", telemetry: .discarding())
+            _ = try await client.call(AccountsMethods.Anonymous.self, .init(), timeout: .seconds(10))
+            #expect(await eventually(timeout: .seconds(20)) { await s.unsettled().isEmpty }, "alarms applies accounts' events before the rotation")
+
+            // Requests flow the whole time, each under its own idempotency key (a request caught
+            // on a connection being rebuilt is sent again, and answered once).
+            let sent = Mutex(0), failed = Mutex<[String]>([]), stop = Mutex(false), slowest = Mutex(Duration.zero)
+            let clock = ContinuousClock()
+            let loop = Task {
+                while !stop.withLock({ $0 }) {
+                    let started = clock.now
+                    do {
+                        _ = try await client.call(SystemMethods.Streams.self, Empty(), timeout: .milliseconds(300),
+                                                  idempotencyKey: UUID().uuidString, retries: 15)
+                    } catch {
+                        failed.withLock { $0.append("\(error)") }
+                    }
+                    let took = started.duration(to: clock.now)
+                    slowest.withLock { $0 = max($0, took) }
+                    sent.withLock { $0 += 1 }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+
+            // 1. A new key pair for accounts, listed first; the old key after it.
+            let oldKey = try String(contentsOfFile: KeyFile.publicPath(dir, "accounts"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let newKey = try KeyFile.rotate(in: dir, principal: "accounts")
+            // 2. The reload `chronirctl keys reload` does: accounts first (it answers on its old
+            //    key, then binds with the new one), its callers after it; then this caller.
+            let outcomes = try await BusKeyReload.run(environment: environment, services: [.accounts, .alarms], timeout: .seconds(3))
+            #expect(outcomes.map(\.target) == ["accounts", "alarms"])
+            #expect(outcomes.allSatisfy { $0.reloaded }, "\(outcomes.map(\.detail))")
+            try BusKeys.reload(principal: BusPolicy.operatorPrincipal, environment: environment, context: context, logger: logger)
+            #expect(await eventually(timeout: .seconds(5)) { (try? await Self.reaches(accountsKey: newKey, keys: dir, port: port)) == true },
+                    "accounts serves with its new key")
+            #expect(try await !Self.reaches(accountsKey: oldKey, keys: dir, port: port), "and no longer with the old one")
+
+            // Alarms reaches accounts' event stream again, with the new key.
+            _ = try await client.call(AccountsMethods.Anonymous.self, .init(), timeout: .seconds(10))
+            let settled = await eventually(timeout: .seconds(20)) { await s.unsettled().isEmpty }
+            let left = await s.unsettled()
+            #expect(settled, "alarms applies accounts' events after the rotation: \(left)")
+
+            // 3. The old key is dropped from the file; a reload changes no connection.
+            #expect(try KeyFile.finishRotation(in: dir, principal: "accounts") == [oldKey])
+            let again = try await BusKeyReload.run(environment: environment, services: [.accounts, .alarms], timeout: .seconds(3))
+            #expect(again.allSatisfy { $0.reloaded }, "\(again.map(\.detail))")
+            try await Task.sleep(for: .milliseconds(300))
+
+            stop.withLock { $0 = true }
+            await loop.value
+            let (n, failures, worst) = (sent.withLock { $0 }, failed.withLock { $0 }, slowest.withLock { $0 })
+            #expect(failures.isEmpty, "\(failures.count) of \(n) failed: \(failures.prefix(3))")
+            #expect(n > 10)
+            print("service key rotation: \(n) requests to accounts while its key rotated, \(failures.count) failed, slowest \(worst)")
+            await client.close()
+            context.terminate()
         }
     }
 

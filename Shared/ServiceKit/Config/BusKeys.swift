@@ -33,18 +33,35 @@ public enum BusKeys {
         }
     }
 
-    /// Reads the key files again and gives the context the trusted keys they list now (SIGHUP,
-    /// `system.reload-bus-keys`): how a principal's key is rotated without restarting the
-    /// services that trust it. Returns a one-line summary for the log.
+    /// Reads the key files again and gives the context the keys they list now (SIGHUP,
+    /// `system.reload-bus-keys`): how a key is rotated without restarting anyone. A new key pair
+    /// of this process (its secret key file changed) makes its server sockets bind again.
+    /// `deferringOwnKey`: apply such a change that much later, so the answer to the request that
+    /// asked for the reload leaves on the connection it came by (a rebind drops connections).
+    /// Returns a one-line summary for the log.
     @discardableResult
-    public static func reload(principal: String, environment: ServiceEnvironment, context: ZMQContext, logger: Logger) throws -> String {
+    public static func reload(principal: String, environment: ServiceEnvironment, context: ZMQContext, logger: Logger,
+                              deferringOwnKey delay: Duration? = nil) throws -> String {
         guard let security = try load(principal: principal, environment: environment) else {
             throw ServiceEnvironment.Invalid("no bus keys are configured: nothing to reload")
         }
-        try context.reload(security)
         let keys = security.acceptedKeys.values.reduce(0) { $0 + $1.count }
-        let summary = "\(security.acceptedKeys.count) principals, \(keys) keys"
-        logger.notice("bus keys reloaded", metadata: ["trusted": "\(summary)"])
+        let newPair = context.security.map { $0.keys.publicKey != security.keys.publicKey } ?? false
+        let summary = "\(security.acceptedKeys.count) principals, \(keys) keys" + (newPair ? ", a new key pair of \(principal)" : "")
+        guard newPair, let delay else {
+            try context.reload(security)
+            logger.notice("bus keys reloaded", metadata: ["trusted": "\(summary)"])
+            return summary
+        }
+        Task {
+            try? await Task.sleep(for: delay)
+            do {
+                try context.reload(security)
+                logger.notice("bus keys reloaded", metadata: ["trusted": "\(summary)"])
+            } catch {
+                logger.error("reloading the bus keys failed; the keys in use stay", metadata: ["error": "\(error)"])
+            }
+        }
         return summary
     }
 

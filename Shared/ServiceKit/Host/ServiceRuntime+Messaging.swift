@@ -11,7 +11,8 @@ extension ServiceRuntime {
         var router = router
         router.on(SystemMethods.Health.self) { [self] _, _ in await health.report(runtime: self) }
         router.on(SystemMethods.ReloadBusKeys.self) { [self] _, _ in
-            .init(trusted: try BusKeys.reload(principal: name, environment: environment, context: zmq, logger: logger))
+            .init(trusted: try BusKeys.reload(principal: name, environment: environment, context: zmq, logger: logger,
+                                              deferringOwnKey: .milliseconds(200)))
         }
         if let database = health.database {
             router.on(SystemMethods.UserTraces.self) { [name] req, _ in
