@@ -74,6 +74,10 @@ rm -rf "$CHRONIR_BUS_KEYS_DIR"
 "$BIN/chronirctl" keys generate --dir "$CHRONIR_BUS_KEYS_DIR" >/dev/null
 chown 10001 "$CHRONIR_BUS_KEYS_DIR"/secret/*.key
 chmod 0755 "$CHRONIR_BUS_KEYS_DIR/secret"
+# The database passwords, generated (compose secrets db_<service>, postgres_password).
+export CHRONIR_SECRETS_DIR="$PODMAN_WORK/secrets"
+rm -rf "$CHRONIR_SECRETS_DIR"
+sh deploy/generate-secrets.sh "$CHRONIR_SECRETS_DIR" >/dev/null
 dc() { "$COMPOSE" -p "$PROJECT" -f deploy/compose.yaml "$@"; }
 teardown() {
     local rc=$?
@@ -122,6 +126,13 @@ for s in postgres "${SERVICES[@]}"; do await_healthy "$s" 1; done
 for i in $(seq 1 60); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
 curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || fail "gateway not reachable on 127.0.0.1:$PORT, or a service not healthy"
 step "all healthy"
+# The roles' passwords are the generated secrets: the role name as password (the old compose file's) is refused.
+if podman exec -e PGPASSWORD=chronir_accounts "${PROJECT}_postgres_1" psql -h 127.0.0.1 -U chronir_accounts -d chronir -c 'SELECT 1' >/dev/null 2>&1; then
+    fail "chronir_accounts signs in with its role name as password"
+fi
+podman exec -e PGPASSWORD="$(cat "$CHRONIR_SECRETS_DIR/db_accounts")" "${PROJECT}_postgres_1" \
+    psql -h 127.0.0.1 -U chronir_accounts -d chronir -c 'SELECT 1' >/dev/null || fail "chronir_accounts cannot sign in with its secret"
+step "database roles use the generated passwords"
 
 GATEWAY=$(podman ps --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=gateway" --format '{{.Names}}' | head -1)
 # chronirctl load inside the gateway's container: HTTP to the gateway on loopback, tiers by

@@ -129,13 +129,14 @@ public enum KeyFile {
         let publicFile = publicPath(directory, principal), secretFile = secretPath(directory, principal)
         let listed = try readAll(publicFile)
         let pair = try CurveKeyPair.generate()
-        let fresh = secretFile + ".new"
-        guard FileManager.default.createFile(atPath: fresh, contents: Data("\(pair.secretKey)\n".utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw BusSecurity.Invalid("cannot write \(fresh)")
-        }
-        guard rename(fresh, secretFile) == 0 else { throw BusSecurity.Invalid("cannot replace \(secretFile): errno \(errno)") }
+        // The public key first: a reload in between still finds the secret key listed.
         try ([pair.publicKey] + listed).map { "\($0)\n" }.joined().write(toFile: publicFile, atomically: true, encoding: .utf8)
+        // Rewritten in place, not replaced: compose mounts a secret file by itself, and a
+        // container keeps seeing the old file when the host's is replaced by a rename.
+        guard let handle = FileHandle(forWritingAtPath: secretFile) else { throw BusSecurity.Invalid("cannot write \(secretFile)") }
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("\(pair.secretKey)\n".utf8))
         return pair.publicKey
     }
 

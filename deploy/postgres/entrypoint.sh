@@ -2,7 +2,9 @@
 # First start: initdb with POSTGRES_USER as superuser, create POSTGRES_DB, run the scripts in
 # /docker-entrypoint-initdb.d; then run PostgreSQL in the foreground as the postgres user.
 set -eu
-: "${POSTGRES_USER:=postgres}" "${POSTGRES_DB:=$POSTGRES_USER}" "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD is required}"
+# POSTGRES_PASSWORD_FILE (a compose secret) stands for POSTGRES_PASSWORD, as in the official image.
+if [ -n "${POSTGRES_PASSWORD_FILE:-}" ]; then POSTGRES_PASSWORD=$(head -n 1 "$POSTGRES_PASSWORD_FILE"); fi
+: "${POSTGRES_USER:=postgres}" "${POSTGRES_DB:=$POSTGRES_USER}" "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD or POSTGRES_PASSWORD_FILE is required}"
 export POSTGRES_USER POSTGRES_DB
 mkdir -p "$PGDATA"
 chown postgres:postgres "$PGDATA"
