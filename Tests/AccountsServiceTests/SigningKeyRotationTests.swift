@@ -348,29 +348,29 @@ struct SigningKeyRotationTests {
         try Data("\(kek)\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
-        let direct = try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": kek]))
-        let fromFile = try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_FILE": file.path]))
+        let direct = try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": kek])).keySealing
+        let fromFile = try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_FILE": file.path])).keySealing
         let raw = Data((0..<32).map { UInt8($0) })
         let sealed = try direct.seal(raw, kid: "k-1")
         #expect(try fromFile.open(sealed, kid: "k-1").raw == raw)
         #expect(throws: KeySealing.Failure.self) { try fromFile.open(sealed, kid: "k-2") }
-        let none = try KeySealing.from(ServiceEnvironment([:]))
+        let none = try AccountsConfig(environment: ServiceEnvironment([:])).keySealing
         #expect(!none.encrypts)
 
         #expect(throws: ServiceEnvironment.Invalid.self) {
-            try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": kek, "CHRONIR_KEY_ENCRYPTION_KEY_FILE": file.path]))
+            try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": kek, "CHRONIR_KEY_ENCRYPTION_KEY_FILE": file.path])).keySealing
         }
         #expect(throws: ServiceEnvironment.Invalid.self) {
-            try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": Data(count: 16).base64EncodedString()]))
+            try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": Data(count: 16).base64EncodedString()])).keySealing
         }
         #expect(throws: ServiceEnvironment.Invalid.self) {
-            try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_FILE": "/nonexistent/kek"]))
+            try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_FILE": "/nonexistent/kek"])).keySealing
         }
         #expect(throws: ServiceEnvironment.Invalid.self) {
-            try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_PREVIOUS": kek]))
+            try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY_PREVIOUS": kek])).keySealing
         }
         // Sealed with the previous key: opened, and marked for sealing again.
-        let rotating = try KeySealing.from(ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": Self.newKEK(), "CHRONIR_KEY_ENCRYPTION_KEY_PREVIOUS": kek]))
+        let rotating = try AccountsConfig(environment: ServiceEnvironment(["CHRONIR_KEY_ENCRYPTION_KEY": Self.newKEK(), "CHRONIR_KEY_ENCRYPTION_KEY_PREVIOUS": kek])).keySealing
         let opened = try rotating.open(sealed, kid: "k-1")
         #expect(opened.raw == raw && opened.withPrevious)
     }

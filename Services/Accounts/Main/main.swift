@@ -1,4 +1,6 @@
 import AccountsService
 import ServiceKit
 
-await ServiceHost.main(service: "accounts", migrations: AccountsService.migrations, build: AccountsService.build)
+await ServiceHost.main(service: "accounts", migrations: AccountsService.migrations, config: AccountsConfig.self) {
+    try await AccountsService.build(runtime: $0, database: $1, parts: $2, config: $3)
+}

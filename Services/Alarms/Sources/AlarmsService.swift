@@ -12,18 +12,24 @@ public enum AlarmsService {
     /// The schema migrations, applied at start.
     public static let migrations = AlarmsMigrations.all
 
-    /// Builds the running parts (used by `main` and by tests).
+    /// Builds the running parts (used by tests), with the settings read from the runtime's
+    /// environment (``AlarmsConfig``).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
+        try await build(runtime: runtime, database: database, parts: parts, config: AlarmsConfig(environment: runtime.environment))
+    }
+
+    /// Builds the running parts with the service's settings (used by `main`, which reads
+    /// `config` before anything connects).
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: AlarmsConfig) async throws -> ServiceParts {
         var parts = parts
-        let env = runtime.environment
         var router = RPCRouter()
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let store = AlarmStore(database: database)
         let changes = AlarmChanges(store: store, outbox: outbox.writer)
-        let missedWindow = try env.duration("CHRONIR_MISSED_WINDOW", .seconds(7200))
+        let missedWindow = config.missedWindow
         let groups = GroupAccess(store: store, accounts: try runtime.rpcClient(to: .accounts))
         AlarmHandlers(store: store, changes: changes, outbox: outbox.writer, groups: groups,
-                      creationsPerMinute: try env.int("CHRONIR_ALARM_CREATIONS_PER_MINUTE", 5, in: 1...100_000))
+                      creationsPerMinute: config.creationsPerMinute)
             .register(into: &router)
         AlarmQueryHandlers(store: store).register(into: &router)
         CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)
@@ -32,19 +38,19 @@ public enum AlarmsService {
         let tiers = TierHandlers(store: store, changes: changes, outbox: outbox.writer)
         tiers.register(into: &router)
         let http = runtime.owning(HTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
-        let storage = try await photoStorage(env: env, database: database, http: http, logger: runtime.logs.logger("photos"))
+        let storage = try await photoStorage(s3: config.s3, database: database, http: http, logger: runtime.logs.logger("photos"))
         let photos = PhotoStore(database: database)
         PhotoHandlers(store: store, photos: photos, storage: storage, changes: changes, outbox: outbox.writer,
-                      uploadGrace: try env.duration("CHRONIR_PHOTO_UPLOAD_GRACE", .seconds(3600)))
+                      uploadGrace: config.photoUploadGrace)
             .register(into: &router)
-        parts.services.append(PeriodicService("photo sweep", every: try env.duration("CHRONIR_PHOTO_SWEEP", .seconds(5)),
+        parts.services.append(PeriodicService("photo sweep", every: config.photoSweep,
                                               logger: runtime.logs.logger("photos")) { _ = try await photos.sweep(storage: storage) })
         let billingClient = try runtime.rpcClient(to: .billing)
         SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
 
         // Product analytics ride on the same consumers (CHRONIR_ANALYTICS=off leaves them out).
-        let analyticsOn = try env.bool("CHRONIR_ANALYTICS", true)
-        let analytics = AnalyticsHandlers(store: try await AnalyticsStore.load(database: database, configured: try env.secret("CHRONIR_ANALYTICS_KEY")),
+        let analyticsOn = config.analytics
+        let analytics = AnalyticsHandlers(store: try await AnalyticsStore.load(database: database, configured: config.analyticsKey),
                                           reports: AnalyticsReports(database: database))
         analytics.register(into: &router)
         func with(_ own: EventHandlers, _ extra: EventHandlers) -> EventHandlers { analyticsOn ? own.merging(extra) : own }
@@ -73,18 +79,12 @@ public enum AlarmsService {
         return parts
     }
 
-    /// The photo storage: an S3-compatible bucket when `CHRONIR_S3_ENDPOINT` is set (with
-    /// `CHRONIR_S3_BUCKET`, `CHRONIR_S3_REGION`, `CHRONIR_S3_ACCESS_KEY_ID` and
-    /// `CHRONIR_S3_SECRET_ACCESS_KEY`; the bucket is created when missing), else the service's
-    /// own PostgreSQL.
-    static func photoStorage(env: ServiceEnvironment, database: Database, http: HTTPClient, logger: Logger) async throws -> any PhotoStorage {
-        guard let endpoint = env.optional("CHRONIR_S3_ENDPOINT") else { return DatabasePhotoStorage(database: database) }
-        guard let key = try env.secret("CHRONIR_S3_ACCESS_KEY_ID"), let secret = try env.secret("CHRONIR_S3_SECRET_ACCESS_KEY") else {
-            throw ServiceEnvironment.Invalid("CHRONIR_S3_ENDPOINT needs CHRONIR_S3_ACCESS_KEY_ID and CHRONIR_S3_SECRET_ACCESS_KEY (or their _FILE forms)")
-        }
-        let s3 = S3PhotoStorage(config: .init(endpoint: endpoint, bucket: env.string("CHRONIR_S3_BUCKET", "chronir-photos"),
-                                              region: env.string("CHRONIR_S3_REGION", "us-east-1"), accessKeyID: key, secretAccessKey: secret),
-                                http: http, logger: logger)
+    /// The photo storage: the S3-compatible bucket of `s3` when there is one (``AlarmsConfig/s3``,
+    /// from `CHRONIR_S3_ENDPOINT`; the bucket is created when missing), else the service's own
+    /// PostgreSQL.
+    static func photoStorage(s3 config: S3PhotoStorage.Config?, database: Database, http: HTTPClient, logger: Logger) async throws -> any PhotoStorage {
+        guard let config else { return DatabasePhotoStorage(database: database) }
+        let s3 = S3PhotoStorage(config: config, http: http, logger: logger)
         try await s3.ensureBucket()
         logger.info("photos are stored in \(s3.name)")
         return s3

@@ -1,6 +1,6 @@
 import GatewayService
 import ServiceKit
 
-await ServiceHost.main(service: "gateway") { runtime, parts in
-    try GatewayService.build(runtime: runtime, health: parts.health)
+await ServiceHost.main(service: "gateway", config: GatewayConfig.self) { runtime, parts, config in
+    try GatewayService.build(runtime: runtime, health: parts.health, config: config)
 }

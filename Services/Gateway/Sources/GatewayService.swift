@@ -10,32 +10,26 @@ import ServiceLifecycle
 /// The public HTTP API: authenticates callers and translates requests into messages to the
 /// services that own the data.
 public enum GatewayService {
-    /// Builds the running parts (used by `main` and by tests). `onListening` receives the bound
-    /// HTTP port once the server accepts connections.
-    /// `health`: the host's checks (the gateway's own readiness on `/readyz`).
+    /// Builds the running parts (used by tests) with the settings of `runtime`'s environment
+    /// (``GatewayConfig``). `onListening` receives the bound HTTP port once the server accepts
+    /// connections. `health`: the host's checks (the gateway's own readiness on `/readyz`).
     public static func build(runtime: ServiceRuntime, health: HealthChecks = HealthChecks(),
                              onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
+        try build(runtime: runtime, health: health, config: try GatewayConfig(environment: runtime.environment), onListening: onListening)
+    }
+
+    /// Builds the running parts (used by `main`) with settings already read and checked.
+    /// `onListening` receives the bound HTTP port once the server accepts connections.
+    /// `health`: the host's checks (the gateway's own readiness on `/readyz`).
+    public static func build(runtime: ServiceRuntime, health: HealthChecks = HealthChecks(), config: GatewayConfig,
+                             onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
         var parts = ServiceParts(health: health)
-        let env = runtime.environment
-        let clients = try GatewayClients(runtime: runtime, timeout: try env.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10)))
-        let accessTTL = try env.duration("CHRONIR_ACCESS_TTL", .seconds(3600))
-        let revocations = RevocationList(accounts: clients.accounts, accessTTL: accessTTL)
+        let clients = try GatewayClients(runtime: runtime, timeout: config.upstreamTimeout)
+        let revocations = RevocationList(accounts: clients.accounts, accessTTL: config.accessTTL)
         // A key accounts stops publishing is trusted for the longest token lifetime (and a minute) more.
         let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger,
-                                     retiredKeyGrace: try env.duration("CHRONIR_RETIRED_KEY_GRACE", accessTTL + .seconds(60)),
-                                     periodicRefresh: try env.duration("CHRONIR_KEY_REFRESH", .seconds(300)))
-        var limits = AuthThrottle.Limits()
-        limits.signupsPerAddressPerHour = try env.int("CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR", limits.signupsPerAddressPerHour, in: 1...10_000_000)
-        limits.exportsPerUserPerHour = try env.int("CHRONIR_EXPORTS_PER_HOUR", limits.exportsPerUserPerHour, in: 1...10_000)
-        limits.importsPerUserPerHour = try env.int("CHRONIR_IMPORTS_PER_HOUR", limits.importsPerUserPerHour, in: 1...10_000)
-        limits.analyticsBatchesPerUserPerHour = try env.int("CHRONIR_ANALYTICS_BATCHES_PER_HOUR", limits.analyticsBatchesPerUserPerHour, in: 1...1_000_000)
-        limits.accountFailuresFree = try env.int("CHRONIR_LOGIN_FAILURES_FREE", limits.accountFailuresFree, in: 1...1_000_000)
-        limits.addressFailuresFree = try env.int("CHRONIR_LOGIN_ADDRESS_FAILURES_FREE", limits.addressFailuresFree, in: 1...1_000_000)
-        limits.maxBackoffSeconds = try env.int("CHRONIR_LOGIN_BACKOFF_MAX", limits.maxBackoffSeconds, in: 1...86_400)
-        limits.tokenConfirmsPerAddressPerHour = try env.int("CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR", limits.tokenConfirmsPerAddressPerHour,
-                                                            in: 1...10_000_000)
-        limits.resetMailsPerEmailPerHour = try env.int("CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR", limits.resetMailsPerEmailPerHour, in: 1...10_000)
-        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: limits))
+                                     retiredKeyGrace: config.retiredKeyGrace, periodicRefresh: config.keyRefresh)
+        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: config.limits))
 
         let router = Router(context: GatewayContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
@@ -44,10 +38,10 @@ public enum GatewayService {
         let recent = RecentErrors()
         router.add(middleware: ErrorMiddleware(allowed: allowed, recent: recent))
         AuthRoutes.add(to: router, gateway: gateway)
-        WebSignIn.add(to: router, signIn: try WebSignIn.from(env))
+        WebSignIn.add(to: router, signIn: config.webSignIn)
         MeRoutes.add(to: router, gateway: gateway)
         ExportRoutes.add(to: router, gateway: gateway)
-        CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: env.optional("CHRONIR_PUBLIC_URL"))
+        CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: config.publicURL)
         AlarmRoutes.add(to: router, gateway: gateway)
         PhotoRoutes.add(to: router, gateway: gateway)
         AnalyticsRoutes.add(to: router, gateway: gateway)
@@ -55,26 +49,22 @@ public enum GatewayService {
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
-        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry,
-                          perUser: try env.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000))
+        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
-        let opsToken = try env.secret("CHRONIR_OPS_TOKEN")
-        if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
-        OpsRoutes.add(to: router, gateway: gateway, token: opsToken, recent: recent)
-        // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by default).
-        let webRoot = env.string("CHRONIR_WEB_ROOT", "web")
-        let web = try WebRoutes.load(root: webRoot)
-        if web.isEmpty { runtime.logger.notice("no web client under \(webRoot) (CHRONIR_WEB_ROOT): /app/ and /ops/ are off") }
-        WebRoutes.add(to: router, files: web)
+        OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent)
+        // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by
+        // default), read with the configuration.
+        if config.webFiles.isEmpty { runtime.logger.notice("no web client under \(config.webRoot) (CHRONIR_WEB_ROOT): /app/ and /ops/ are off") }
+        WebRoutes.add(to: router, files: config.webFiles)
         allowed.load(from: router)
 
-        let host = env.string("CHRONIR_HTTP_HOST", "0.0.0.0")
-        let port = try env.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
+        let host = config.httpHost
+        let port = config.httpPort
         // The queue of connections not yet accepted. Hummingbird's 256 overflowed in a load run's
         // burst (TcpExtListenOverflows: 944 handshakes dropped): a client whose handshake was
         // dropped while it already sent its request can see the connection reset. The kernel
         // caps it at net.core.somaxconn.
-        let backlog = try env.int("CHRONIR_HTTP_BACKLOG", 4096, in: 1...65535)
+        let backlog = config.httpBacklog
         // A connection is closed when it has been idle this long (CHRONIR_HTTP_IDLE_TIMEOUT; 0
         // turns it off): no request since it opened or since the last answer, or a request's
         // body stalling. Hummingbird has no separate header timeout, but this one covers a slow
@@ -84,9 +74,8 @@ public enum GatewayService {
         // stream) the timer does nothing. 75 s, longer than the 60 s a client pool (such as
         // AsyncHTTPClient's) keeps an idle connection, so the client lets go first and never
         // sends a request on a connection the server is closing.
-        let idle = try env.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
-        let connectionLimit = ConnectionLimit(perAddress: try env.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000),
-                                              telemetry: runtime.telemetry)
+        let idle = config.httpIdleTimeout
+        let connectionLimit = ConnectionLimit(perAddress: config.connectionsPerAddress, telemetry: runtime.telemetry)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,
@@ -116,7 +105,7 @@ public enum GatewayService {
         parts.services.append(liveSubscriber)
         parts.services.append(hub)
         let telemetry = runtime.telemetry
-        parts.services.append(PeriodicService("live ping", every: try env.duration("CHRONIR_SSE_PING", .seconds(20)), logger: runtime.logger) {
+        parts.services.append(PeriodicService("live ping", every: config.ssePing, logger: runtime.logger) {
             hub.ping()
             telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
             telemetry.gauge("chronir_gateway_live_waiting").record(hub.waiting)

@@ -1,4 +1,6 @@
 import NotificationsService
 import ServiceKit
 
-await ServiceHost.main(service: "notifications", migrations: NotificationsService.migrations, build: NotificationsService.build)
+await ServiceHost.main(service: "notifications", migrations: NotificationsService.migrations, config: NotificationsConfig.self) {
+    try await NotificationsService.build(runtime: $0, database: $1, parts: $2, config: $3)
+}

@@ -7,35 +7,48 @@ import NIOCore
 import NIOSSL
 import ServiceKit
 
-/// The notifications service's settings (environment). A provider without its settings is not
-/// configured: pushes for it fail with a logged reason and the inbox and live stream still work.
-struct NotificationsConfig: Sendable {
-    /// APNs: `CHRONIR_APNS_URL` (default `https://api.push.apple.com`), `CHRONIR_APNS_TOPIC`,
-    /// `CHRONIR_APNS_TEAM_ID`, `CHRONIR_APNS_KEY_ID`, `CHRONIR_APNS_KEY_FILE` (the `.p8`).
+/// The notifications service's settings: every `CHRONIR_*` variable it reads beyond the ones
+/// every service reads (``ServiceRuntime``), parsed and validated before anything connects. A
+/// provider without its settings is not configured: pushes for it fail with a logged reason
+/// and the inbox and live stream still work.
+public struct NotificationsConfig: ServiceConfig {
+    /// APNs, configured when `CHRONIR_APNS_KEY_FILE` (the `.p8`, default unset: no APNs) is
+    /// set: then `CHRONIR_APNS_TOPIC`, `CHRONIR_APNS_TEAM_ID` and `CHRONIR_APNS_KEY_ID` are
+    /// required, and `CHRONIR_APNS_URL` defaults to `https://api.push.apple.com`.
     var apns: APNsProvider.Configuration?
-    /// FCM: `CHRONIR_FCM_CREDENTIALS_FILE` (service-account JSON), `CHRONIR_FCM_URL`
-    /// (default `https://fcm.googleapis.com`), `CHRONIR_FCM_PROJECT_ID` (default: the file's).
-    var fcmAccount: GoogleOAuth.ServiceAccount?
-    var fcmURL: String
-    var fcmProject: String?
-    /// Webhooks: `CHRONIR_WEBHOOK_SECRET` (HMAC key), `CHRONIR_WEBHOOK_ALLOW_HTTP` (default false).
-    var webhookSecret: String?
-    var webhookAllowHTTP: Bool
+    /// FCM's service account, read from `CHRONIR_FCM_CREDENTIALS_FILE` (service-account JSON;
+    /// default unset: no FCM).
+    public var fcmAccount: GoogleOAuth.ServiceAccount?
+    /// FCM's base URL (`CHRONIR_FCM_URL`, default `https://fcm.googleapis.com`).
+    public var fcmURL: String
+    /// FCM's project (`CHRONIR_FCM_PROJECT_ID`, default the credentials file's `project_id`;
+    /// required with FCM when the file has none).
+    public var fcmProject: String?
+    /// The webhooks' HMAC key (`CHRONIR_WEBHOOK_SECRET` or `CHRONIR_WEBHOOK_SECRET_FILE`;
+    /// default unset: no webhooks).
+    public var webhookSecret: String?
+    /// Webhooks may go to `http://` URLs (`CHRONIR_WEBHOOK_ALLOW_HTTP`, default false).
+    public var webhookAllowHTTP: Bool
     /// `CHRONIR_WEBHOOK_ALLOW_PRIVATE` (default false): deliver webhooks to loopback, private and
     /// other internal addresses too (local development and tests; see ``WebhookClients``).
-    var webhookAllowPrivate: Bool
-    /// `CHRONIR_PUSH_CA_FILE`: extra trusted CA certificates (PEM) for provider connections.
-    var extraCAFile: String?
-    /// `CHRONIR_PUSH_RETRY_BASE` (1 s), `CHRONIR_PUSH_RETRY_MAX` (60 s), `CHRONIR_PUSH_MAX_TRIES` (5).
+    public var webhookAllowPrivate: Bool
+    /// `CHRONIR_PUSH_CA_FILE` (default unset: the system's roots only): extra trusted CA
+    /// certificates (PEM) for provider connections.
+    public var extraCAFile: String?
+    /// Push retries: `CHRONIR_PUSH_RETRY_BASE` (default 1 s), `CHRONIR_PUSH_RETRY_MAX` (default
+    /// 60 s), `CHRONIR_PUSH_MAX_TRIES` (default 5, 1…100).
     var retry: RetryPolicy
-    /// `CHRONIR_PUSH_CONCURRENCY` (64) sends in flight; `CHRONIR_DELIVERY_POLL` (100 ms).
-    var concurrency: Int
-    var poll: Duration
-    /// `CHRONIR_INBOX_RETENTION` (30 d), swept at start and every `CHRONIR_INBOX_SWEEP_INTERVAL` (1 h).
-    var retention: Duration
-    var retentionSweep: Duration
+    /// Sends in flight at once (`CHRONIR_PUSH_CONCURRENCY`, default 64, 1…10 000).
+    public var concurrency: Int
+    /// How often due deliveries are looked for (`CHRONIR_DELIVERY_POLL`, default 100 ms).
+    public var poll: Duration
+    /// How long inbox entries are kept (`CHRONIR_INBOX_RETENTION`, default 30 days).
+    public var retention: Duration
+    /// How often old inbox entries are swept, besides at start (`CHRONIR_INBOX_SWEEP_INTERVAL`,
+    /// default 1 h; more than 0).
+    public var retentionSweep: Duration
 
-    init(environment e: ServiceEnvironment) throws {
+    public init(environment e: ServiceEnvironment) throws {
         if let keyFile = e.optional("CHRONIR_APNS_KEY_FILE") {
             apns = APNsProvider.Configuration(
                 baseURL: e.string("CHRONIR_APNS_URL", "https://api.push.apple.com"),

@@ -13,10 +13,15 @@ public enum NotificationsService {
     /// The schema migrations, applied at start.
     public static let migrations = NotificationsMigrations.all
 
-    /// Builds the running parts (used by `main` and by tests).
+    /// Builds the running parts with the settings read from `runtime`'s environment (used by
+    /// tests; `main` reads ``NotificationsConfig`` before anything connects).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
+        try await build(runtime: runtime, database: database, parts: parts, config: NotificationsConfig(environment: runtime.environment))
+    }
+
+    /// Builds the running parts with `config` (used by `main`, which reads it before anything connects).
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: NotificationsConfig) async throws -> ServiceParts {
         var parts = parts
-        let config = try NotificationsConfig(environment: runtime.environment)
         let http = runtime.owning(try config.makeHTTPClient(eventLoopGroup: runtime.eventLoopGroup), "http client") { try? await $0.shutdown() }
         // Webhooks go to URLs users choose: clients of their own, checked destinations, no redirects.
         let webhooks = try config.makeWebhookClients(eventLoopGroup: runtime.eventLoopGroup).map { clients in

@@ -2,41 +2,49 @@ import Foundation
 import Outbox
 import ServiceKit
 
-/// The scheduler's settings (environment, with defaults).
-struct SchedulerConfig: Sendable {
-    /// Partitions of the alarm-id space (`CHRONIR_SCHEDULER_PARTITIONS`, default 256; fixed per deployment).
-    var partitions: Int
-    /// Lease renewal period (`CHRONIR_LEASE_HEARTBEAT`, 1 s).
-    var heartbeat: Duration
-    /// Lease length (`CHRONIR_LEASE_DURATION`, 5 s).
-    var leaseDuration: Duration
-    /// Fires held in memory ahead of time (`CHRONIR_SCHEDULER_HORIZON`, 1 h).
-    var horizon: Duration
-    /// After a takeover, overdue fires younger than this still fire (`CHRONIR_FIRE_GRACE`, 15 min).
-    var grace: Duration
-    /// An occurrence not completed within this is missed (`CHRONIR_MISSED_WINDOW`, 2 h).
-    var missedWindow: Duration
-    /// Wheel tick (`CHRONIR_WHEEL_TICK`, 10 ms).
-    var tick: Duration
-    /// How often new timers are looked for (`CHRONIR_TIMER_POLL`, 100 ms).
-    var poll: Duration
-    /// Timers fired per transaction (`CHRONIR_FIRE_BATCH`, 2 000).
-    var batch: Int
-    /// Fire transactions in flight at once (`CHRONIR_FIRE_CONCURRENCY`, 2).
-    var concurrency: Int
-    /// How often pending timers past due are looked for (`CHRONIR_SWEEP_INTERVAL`, 5 s) and
-    /// how far past due they must be (`CHRONIR_SWEEP_LAG`, 2 s).
-    var sweep: Duration
-    var sweepLag: Duration
+/// The scheduler's settings: every `CHRONIR_*` variable it reads beyond the ones every service
+/// reads (``ServiceRuntime``), parsed and validated before anything connects.
+public struct SchedulerConfig: ServiceConfig {
+    /// Partitions of the alarm-id space (`CHRONIR_SCHEDULER_PARTITIONS`, default 256, 1…65 536;
+    /// fixed per deployment).
+    public var partitions: Int
+    /// Lease renewal period (`CHRONIR_LEASE_HEARTBEAT`, default 1 s).
+    public var heartbeat: Duration
+    /// Lease length (`CHRONIR_LEASE_DURATION`, default 5 s; more than twice the heartbeat).
+    public var leaseDuration: Duration
+    /// Fires held in memory ahead of time (`CHRONIR_SCHEDULER_HORIZON`, default 1 h).
+    public var horizon: Duration
+    /// After a takeover, overdue fires younger than this still fire (`CHRONIR_FIRE_GRACE`, default 15 min).
+    public var grace: Duration
+    /// An occurrence not completed within this is missed (`CHRONIR_MISSED_WINDOW`, default 2 h).
+    public var missedWindow: Duration
+    /// Wheel tick (`CHRONIR_WHEEL_TICK`, default 10 ms).
+    public var tick: Duration
+    /// How often new timers are looked for (`CHRONIR_TIMER_POLL`, default 100 ms).
+    public var poll: Duration
+    /// Timers fired per transaction (`CHRONIR_FIRE_BATCH`, default 2 000, 1…50 000).
+    public var batch: Int
+    /// Fire transactions in flight at once (`CHRONIR_FIRE_CONCURRENCY`, default 2, 1…32).
+    public var concurrency: Int
+    /// How often pending timers past due are looked for (`CHRONIR_SWEEP_INTERVAL`, default 5 s).
+    public var sweep: Duration
+    /// How far past due a pending timer must be for the sweep to take it (`CHRONIR_SWEEP_LAG`, default 2 s).
+    public var sweepLag: Duration
     /// How long before its due instant a fire, a warning or a re-fire is announced
-    /// (`CHRONIR_FIRE_LEAD`, 10 s; 0 announces at the instant). Notifications and the gateway
-    /// hold what they prepared until the instant; a change of the alarm in between withdraws it.
-    var lead: Duration
-    /// Fault tests only (`CHRONIR_FAILPOINT_STOP_IN_FIRE=<n>`): the n-th fire transaction that
-    /// passed its lease check stops the process (SIGSTOP) while it holds the lease rows.
-    var stopInFire: CrashFailpoint?
+    /// (`CHRONIR_FIRE_LEAD`, default 10 s, 0…300 s; 0 announces at the instant). Notifications
+    /// and the gateway hold what they prepared until the instant; a change of the alarm in
+    /// between withdraws it.
+    public var lead: Duration
+    /// Fault tests only (`CHRONIR_FAILPOINT_STOP_IN_FIRE=<n>`, 1…1 000 000; default unset, no
+    /// failpoint): the n-th fire transaction that passed its lease check stops the process
+    /// (SIGSTOP) while it holds the lease rows.
+    public var stopInFire: CrashFailpoint?
+    /// The services the scheduler's replicas push their events to, on those services' request
+    /// sockets (`CHRONIR_SCHEDULER_PUSH_TO`, comma-separated service names, default
+    /// `notifications,alarms`); an unknown name is refused.
+    public var pushTo: [ServiceDirectory.Name]
 
-    init(environment e: ServiceEnvironment) throws {
+    public init(environment e: ServiceEnvironment) throws {
         partitions = try e.int("CHRONIR_SCHEDULER_PARTITIONS", 256, in: 1...65_536)
         heartbeat = try e.duration("CHRONIR_LEASE_HEARTBEAT", .seconds(1))
         leaseDuration = try e.duration("CHRONIR_LEASE_DURATION", .seconds(5))
@@ -58,6 +66,12 @@ struct SchedulerConfig: Sendable {
         }
         guard leaseDuration > heartbeat * 2 else {
             throw ServiceEnvironment.Invalid("CHRONIR_LEASE_DURATION must be more than twice CHRONIR_LEASE_HEARTBEAT")
+        }
+        pushTo = try e.list("CHRONIR_SCHEDULER_PUSH_TO", ["notifications", "alarms"]).map { name in
+            guard let service = ServiceDirectory.Name(rawValue: name) else {
+                throw ServiceEnvironment.Invalid("CHRONIR_SCHEDULER_PUSH_TO: unknown service \"\(name)\"")
+            }
+            return service
         }
     }
 }

@@ -10,18 +10,18 @@ public enum SchedulerService {
     /// The schema migrations, applied at start.
     public static let migrations = SchedulerMigrations.all
 
-    /// Builds the running parts (used by `main` and by tests).
+    /// Builds the running parts with the settings read from `runtime`'s environment (used by
+    /// tests; `main` reads ``SchedulerConfig`` before anything connects).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
+        try await build(runtime: runtime, database: database, parts: parts, config: SchedulerConfig(environment: runtime.environment))
+    }
+
+    /// Builds the running parts with `config` (used by `main`, which reads it before anything connects).
+    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: SchedulerConfig) async throws -> ServiceParts {
         var parts = parts
-        let config = try SchedulerConfig(environment: runtime.environment)
         var router = RPCRouter()
         // A scaled producer: its replicas push events to the stable consumers' request sockets.
-        let consumers = try runtime.environment.list("CHRONIR_SCHEDULER_PUSH_TO", ["notifications", "alarms"]).map { name in
-            guard let service = ServiceDirectory.Name(rawValue: name) else {
-                throw ServiceEnvironment.Invalid("CHRONIR_SCHEDULER_PUSH_TO: unknown service \"\(name)\"")
-            }
-            return try runtime.rpcClient(to: service)
-        }
+        let consumers = try config.pushTo.map { try runtime.rpcClient(to: $0) }
         let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers), router: &router)
         let store = TimerStore(database: database, config: config, outbox: outbox.writer, instance: runtime.instance)
         let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry)

@@ -184,6 +184,42 @@ public enum ServiceHost {
         }
     }
 
+    /// ``main(service:migrations:build:)`` with the service's typed settings: `config` is read
+    /// from the environment before anything connects (a bad value exits with status 2 and the
+    /// variable's name), then handed to `build`.
+    public static func main<Config: ServiceConfig>(
+        service: String, migrations: [Migration], config: Config.Type,
+        build: @escaping @Sendable (ServiceRuntime, Database, ServiceParts, Config) async throws -> ServiceParts
+    ) async -> Never {
+        await main(service: service) { runtime in
+            let settings = try configuration(Config.self, runtime: runtime)
+            try await run(runtime: runtime, migrations: migrations) { try await build($0, $1, $2, settings) }
+        }
+    }
+
+    /// ``main(service:build:)`` with the service's typed settings, read before anything connects.
+    public static func main<Config: ServiceConfig>(
+        service: String, config: Config.Type,
+        build: @escaping @Sendable (ServiceRuntime, ServiceParts, Config) async throws -> ServiceParts
+    ) async -> Never {
+        await main(service: service) { runtime in
+            let settings = try configuration(Config.self, runtime: runtime)
+            try await run(runtime: runtime) { try await build($0, $1, settings) }
+        }
+    }
+
+    /// Reads `Config`; on a bad value says so on standard error and exits with status 2 (as a
+    /// bad setting of the runtime does), nothing connected yet.
+    private static func configuration<Config: ServiceConfig>(_ type: Config.Type, runtime: ServiceRuntime) throws -> Config {
+        do {
+            return try Config(environment: runtime.environment)
+        } catch {
+            FileHandle.standardError.write(Data("\(runtime.name): configuration error: \(error)\n".utf8))
+            runtime.logger.critical("configuration error: \(error)")
+            exit(2)
+        }
+    }
+
     private static func main(service: String, running: (ServiceRuntime) async throws -> Void) async -> Never {
         let runtime: ServiceRuntime
         do {

@@ -1,10 +1,9 @@
 import Crypto
 import Foundation
-import ServiceKit
 
 /// Encryption at rest of the token-signing keys: each private key is stored as an AES-256-GCM
 /// sealed box (nonce, ciphertext and tag, base64) with its kid as authenticated data, under
-/// the key-encryption key (KEK) of the environment:
+/// the key-encryption key (KEK) of the environment (read by ``AccountsConfig``):
 ///
 /// - `CHRONIR_KEY_ENCRYPTION_KEY`: 32 random bytes, base64 (`openssl rand -base64 32`), or
 ///   `CHRONIR_KEY_ENCRYPTION_KEY_FILE`: a file holding that (a container secret);
@@ -32,49 +31,6 @@ struct KeySealing: Sendable {
     /// Why a private key could not be opened or sealed (a configuration problem: start fails).
     struct Failure: Error, CustomStringConvertible {
         let description: String
-    }
-
-    /// The KEKs of `env`; a variable that is set but malformed (or set both directly and as a
-    /// file) is a configuration error naming it.
-    static func from(_ env: ServiceEnvironment) throws -> KeySealing {
-        let current = try kek(env, variable)
-        let previous = try kek(env, previousVariable)
-        if previous != nil && current == nil {
-            throw ServiceEnvironment.Invalid("\(previousVariable) is set without \(variable): set the new key in \(variable)")
-        }
-        return KeySealing(current: current, previous: previous)
-    }
-
-    /// The value of `name`, or the content of the file `name_FILE` names (trimmed); nil when
-    /// neither is set.
-    static func secret(_ env: ServiceEnvironment, _ name: String) throws -> String? {
-        let direct = env.optional(name)
-        let file = env.optional("\(name)_FILE")
-        switch (direct, file) {
-        case (nil, nil):
-            return nil
-        case (.some, .some):
-            throw ServiceEnvironment.Invalid("set \(name) or \(name)_FILE, not both")
-        case (.some(let value), nil):
-            return value.trimmingCharacters(in: .whitespacesAndNewlines)
-        case (nil, .some(let path)):
-            let text: String
-            do {
-                text = try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                throw ServiceEnvironment.Invalid("\(name)_FILE=\"\(path)\" cannot be read: \(error.localizedDescription)")
-            }
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-    }
-
-    /// A KEK: 32 bytes, base64.
-    static func kek(_ env: ServiceEnvironment, _ name: String) throws -> SymmetricKey? {
-        guard let text = try secret(env, name) else { return nil }
-        guard let bytes = Data(base64Encoded: text), bytes.count == 32 else {
-            throw ServiceEnvironment.Invalid("\(name) must be 32 random bytes in base64 (44 characters; `openssl rand -base64 32`)")
-        }
-        return SymmetricKey(data: bytes)
     }
 
     /// `raw` sealed under the current KEK, bound to `kid`: base64 of nonce ‖ ciphertext ‖ tag.

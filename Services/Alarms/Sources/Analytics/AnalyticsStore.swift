@@ -19,10 +19,8 @@ struct AnalyticsStore: Sendable {
     /// `analytics_key`, made at the first start.
     static func load(database: Database, configured: String?) async throws -> AnalyticsStore {
         if let configured {
-            guard configured.count >= 64, configured.count % 2 == 0, let bytes = Self.bytes(hex: configured) else {
-                throw ServiceEnvironment.Invalid("CHRONIR_ANALYTICS_KEY must be at least 32 bytes in hex")
-            }
-            return AnalyticsStore(database: database, key: SymmetricKey(data: bytes))
+            guard let key = Self.parseKey(configured) else { throw ServiceEnvironment.Invalid(Self.invalidKey) }
+            return AnalyticsStore(database: database, key: key)
         }
         let fresh = ByteBuffer(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
         try await database.query("INSERT INTO analytics_key (id, key) VALUES (1, \(fresh)) ON CONFLICT (id) DO NOTHING").drain()
@@ -31,6 +29,16 @@ struct AnalyticsStore: Sendable {
         }
         return AnalyticsStore(database: database, key: SymmetricKey(data: Data(buffer: stored)))
     }
+
+    /// The key of a configured value (hex, at least 32 bytes), or nil when it is not one
+    /// (``AlarmsConfig`` checks `CHRONIR_ANALYTICS_KEY` with it before anything connects).
+    static func parseKey(_ configured: String) -> SymmetricKey? {
+        guard configured.count >= 64, configured.count % 2 == 0, let bytes = Self.bytes(hex: configured) else { return nil }
+        return SymmetricKey(data: bytes)
+    }
+
+    /// Why a configured key was refused.
+    static let invalidKey = "CHRONIR_ANALYTICS_KEY must be at least 32 bytes in hex"
 
     private static func bytes(hex: String) -> Data? {
         var data = Data()

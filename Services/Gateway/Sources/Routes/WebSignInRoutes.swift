@@ -35,7 +35,8 @@ struct WebSignIn: Sendable {
     /// `CHRONIR_WEB_APPLE_CLIENT_ID` (an Apple Services ID) and `CHRONIR_WEB_GOOGLE_CLIENT_ID` (an
     /// OAuth web client id) turn the buttons on; each must also be among the accounts service's
     /// `CHRONIR_APPLE_AUDIENCES` / `CHRONIR_GOOGLE_AUDIENCES`. `CHRONIR_APPLE_AUTHORIZE_URL` and
-    /// `CHRONIR_GOOGLE_AUTHORIZE_URL` default to the providers' own endpoints.
+    /// `CHRONIR_GOOGLE_AUTHORIZE_URL` default to the providers' own endpoints. Read with the
+    /// gateway's other settings (``GatewayConfig/webSignIn``).
     static func from(_ env: ServiceEnvironment) throws -> WebSignIn {
         var providers: [Provider] = []
         if let id = env.optional("CHRONIR_WEB_APPLE_CLIENT_ID") {

@@ -1,0 +1,96 @@
+import Foundation
+import ServiceKit
+
+/// The gateway's settings (environment, with defaults), read and checked before anything
+/// connects or listens (``ServiceHost/main(service:config:build:)``). The settings every service
+/// reads (logging, the bus, RPC, the operations endpoint, the shutdown grace) stay with
+/// ``ServiceRuntime`` and ``ServiceHost``.
+public struct GatewayConfig: ServiceConfig {
+    /// How long a call to another service may take (`CHRONIR_UPSTREAM_TIMEOUT`, default 10 s).
+    public var upstreamTimeout: Duration
+    /// The longest lifetime of an access token (`CHRONIR_ACCESS_TTL`, default 1 h, as the
+    /// accounts service's): a revocation is remembered this long (and two minutes).
+    public var accessTTL: Duration
+    /// How long a signing key the accounts service stops publishing is still trusted
+    /// (`CHRONIR_RETIRED_KEY_GRACE`, default `CHRONIR_ACCESS_TTL` plus a minute: 1 h 1 min).
+    public var retiredKeyGrace: Duration
+    /// How often the signing keys are fetched in the background (`CHRONIR_KEY_REFRESH`, default 300 s).
+    public var keyRefresh: Duration
+    /// The limits of the costly and guessed-at routes (``AuthThrottle/Limits``, whose defaults these are):
+    /// `CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR` (20, 1…10 000 000), `CHRONIR_EXPORTS_PER_HOUR`
+    /// (6, 1…10 000), `CHRONIR_IMPORTS_PER_HOUR` (20, 1…10 000), `CHRONIR_ANALYTICS_BATCHES_PER_HOUR`
+    /// (120, 1…1 000 000), `CHRONIR_LOGIN_FAILURES_FREE` (5, 1…1 000 000),
+    /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE` (20, 1…1 000 000), `CHRONIR_LOGIN_BACKOFF_MAX`
+    /// (900 s, 1…86 400), `CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR` (20, 1…10 000 000),
+    /// `CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR` (5, 1…10 000).
+    var limits: AuthThrottle.Limits
+    /// The sign-in providers offered to the web app (``WebSignIn/from(_:)``):
+    /// `CHRONIR_WEB_APPLE_CLIENT_ID` and `CHRONIR_WEB_GOOGLE_CLIENT_ID` (unset: that provider is
+    /// off), `CHRONIR_APPLE_AUTHORIZE_URL` (default `https://appleid.apple.com/auth/authorize`)
+    /// and `CHRONIR_GOOGLE_AUTHORIZE_URL` (default `https://accounts.google.com/o/oauth2/v2/auth`),
+    /// each an http(s) URL without a fragment.
+    var webSignIn: WebSignIn
+    /// The calendar feeds' URLs on this server (`CHRONIR_PUBLIC_URL`; default unset: the request's host).
+    public var publicURL: String?
+    /// The most live streams one account may hold at once (`CHRONIR_LIVE_STREAMS_PER_ACCOUNT`,
+    /// default 10, 1…1 000 000).
+    public var liveStreamsPerAccount: Int
+    /// The operator's HTTP token of `GET /v1/ops/status` (`CHRONIR_OPS_TOKEN` or `CHRONIR_OPS_TOKEN_FILE`,
+    /// at least 16 characters; default unset: the route answers 404).
+    public var opsToken: String?
+    /// The folder of the web client and the operations page (`CHRONIR_WEB_ROOT`, default `web`,
+    /// the checkout's): its `app/` and `ops/` files are read here, once (``webFiles``).
+    public let webRoot: String
+    /// The servable files under ``webRoot`` by URL path (none: `/app/` and `/ops/` are off).
+    let webFiles: [String: WebRoutes.File]
+    /// The address the HTTP server listens on (`CHRONIR_HTTP_HOST`, default `0.0.0.0`).
+    public var httpHost: String
+    /// The HTTP port (`CHRONIR_HTTP_PORT`, default 8080, 0…65535; 0: any free port).
+    public var httpPort: Int
+    /// The queue of connections not yet accepted (`CHRONIR_HTTP_BACKLOG`, default 4096, 1…65535; the
+    /// kernel caps it at `net.core.somaxconn`).
+    public var httpBacklog: Int
+    /// A connection idle this long is closed (`CHRONIR_HTTP_IDLE_TIMEOUT`, default 75 s; 0 turns it off).
+    public var httpIdleTimeout: Duration
+    /// The most HTTP connections one peer address may hold open (`CHRONIR_CONNECTIONS_PER_ADDRESS`,
+    /// default 64, 0…10 000 000; 0: no cap).
+    public var connectionsPerAddress: Int
+    /// How often the live streams are pinged (`CHRONIR_SSE_PING`, default 20 s); a stream whose client
+    /// left ends at the next ping.
+    public var ssePing: Duration
+
+    public init(environment e: ServiceEnvironment) throws {
+        upstreamTimeout = try e.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10))
+        let accessTTL = try e.duration("CHRONIR_ACCESS_TTL", .seconds(3600))
+        self.accessTTL = accessTTL
+        retiredKeyGrace = try e.duration("CHRONIR_RETIRED_KEY_GRACE", accessTTL + .seconds(60))
+        keyRefresh = try e.duration("CHRONIR_KEY_REFRESH", .seconds(300))
+        var limits = AuthThrottle.Limits()
+        limits.signupsPerAddressPerHour = try e.int("CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR", limits.signupsPerAddressPerHour, in: 1...10_000_000)
+        limits.exportsPerUserPerHour = try e.int("CHRONIR_EXPORTS_PER_HOUR", limits.exportsPerUserPerHour, in: 1...10_000)
+        limits.importsPerUserPerHour = try e.int("CHRONIR_IMPORTS_PER_HOUR", limits.importsPerUserPerHour, in: 1...10_000)
+        limits.analyticsBatchesPerUserPerHour = try e.int("CHRONIR_ANALYTICS_BATCHES_PER_HOUR", limits.analyticsBatchesPerUserPerHour, in: 1...1_000_000)
+        limits.accountFailuresFree = try e.int("CHRONIR_LOGIN_FAILURES_FREE", limits.accountFailuresFree, in: 1...1_000_000)
+        limits.addressFailuresFree = try e.int("CHRONIR_LOGIN_ADDRESS_FAILURES_FREE", limits.addressFailuresFree, in: 1...1_000_000)
+        limits.maxBackoffSeconds = try e.int("CHRONIR_LOGIN_BACKOFF_MAX", limits.maxBackoffSeconds, in: 1...86_400)
+        limits.tokenConfirmsPerAddressPerHour = try e.int("CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR", limits.tokenConfirmsPerAddressPerHour,
+                                                          in: 1...10_000_000)
+        limits.resetMailsPerEmailPerHour = try e.int("CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR", limits.resetMailsPerEmailPerHour, in: 1...10_000)
+        self.limits = limits
+        webSignIn = try WebSignIn.from(e)
+        publicURL = e.optional("CHRONIR_PUBLIC_URL")
+        liveStreamsPerAccount = try e.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000)
+        let opsToken = try e.secret("CHRONIR_OPS_TOKEN")
+        if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
+        self.opsToken = opsToken
+        let webRoot = e.string("CHRONIR_WEB_ROOT", "web")
+        self.webRoot = webRoot
+        webFiles = try WebRoutes.load(root: webRoot)
+        httpHost = e.string("CHRONIR_HTTP_HOST", "0.0.0.0")
+        httpPort = try e.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
+        httpBacklog = try e.int("CHRONIR_HTTP_BACKLOG", 4096, in: 1...65535)
+        httpIdleTimeout = try e.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
+        connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
+        ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
+    }
+}
