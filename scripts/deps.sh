@@ -18,6 +18,7 @@ command -v openssl >/dev/null || need+=(openssl)   # the operator's token (make 
 if [ "$mode" = test ]; then
     command -v python3 >/dev/null || need+=(python3 python3-pip)
     python3 -c 'import venv, ensurepip' 2>/dev/null || need+=(python3-venv)   # venvs of the mail and contract tests
+    command -v promtool >/dev/null || need+=(prometheus)   # scripts/check-prometheus.sh
 fi
 if [ ${#need[@]} -gt 0 ]; then
 SUDO=""

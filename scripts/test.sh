@@ -25,6 +25,9 @@ export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 # The contracts in proto/ against the last release (docs/operations.md, the compatibility rule).
 "$CHRONIR_TEST_PYTHON" scripts/check_compat.py
 "$CHRONIR_TEST_PYTHON" scripts/check_compat.py --self-test
+# The Prometheus rules, alerts and scrape configuration, and their unit tests (promtool).
+sh scripts/check-prometheus.sh
+sh scripts/check-prometheus.sh --self-test
 swift build --build-tests
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).

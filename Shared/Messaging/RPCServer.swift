@@ -223,36 +223,47 @@ public final class RPCServer: Service, Sendable {
         let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context, caller: caller)
         let started = ContinuousClock.now
         let metrics = metrics(for: request.type)
-        let frame: Data?
-        do {
-            let payload = try await ServiceContext.$current.withValue(span.context) { try await handler(context) }
-            metrics.ok.increment()
-            frame = payload.map {
-                Envelope(type: ReplyType.success, source: source, correlationId: request.id, payload: $0).encoded(as: layout)
-            }
-        } catch let error as ServiceError {
-            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", error.code.rawValue)]).increment()
-            span.attributes["chronir.error.code"] = error.code.rawValue
-            if error.code.httpStatus >= 500 {
+        // Everything logged while the request is handled, its outcome included, runs in the
+        // request's span: log lines carry its trace_id and span_id (LogSetup's metadata provider).
+        let frame: Data? = await ServiceContext.$current.withValue(span.context) { () async -> Data? in
+            let frame: Data?
+            do {
+                let payload = try await handler(context)
+                metrics.ok.increment()
+                frame = payload.map {
+                    Envelope(type: ReplyType.success, source: source, correlationId: request.id, payload: $0).encoded(as: layout)
+                }
+            } catch let error as ServiceError {
+                telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", error.code.rawValue)]).increment()
+                span.attributes["chronir.error.code"] = error.code.rawValue
+                if error.code.httpStatus >= 500 {
+                    span.setStatus(.init(code: .error))
+                    context.logger.error("request failed", metadata: ["error": "\(error)"])
+                } else {
+                    context.logger.debug("request refused", metadata: ["error": "\(error)"])
+                }
+                frame = errorFrame(error, correlationId: request.id, layout: layout)
+            } catch where translate?(error) != nil {
+                let translated = translate!(error)!
+                telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", translated.code.rawValue)]).increment()
                 span.setStatus(.init(code: .error))
-                context.logger.error("request failed", metadata: ["error": "\(error)"])
-            } else {
-                context.logger.debug("request refused", metadata: ["error": "\(error)"])
+                context.logger.warning("request failed", metadata: ["error": "\(error)", "answered": "\(translated.code.rawValue)"])
+                frame = errorFrame(translated, correlationId: request.id, layout: layout)
+            } catch {
+                telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", "CA023")]).increment()
+                span.recordError(error)
+                span.setStatus(.init(code: .error))
+                context.logger.error("request failed with an unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+                frame = errorFrame(ServiceError(.internalError, "internal error while handling \(request.type)"), correlationId: request.id,
+                                   layout: layout)
             }
-            frame = errorFrame(error, correlationId: request.id, layout: layout)
-        } catch where translate?(error) != nil {
-            let translated = translate!(error)!
-            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", translated.code.rawValue)]).increment()
-            span.setStatus(.init(code: .error))
-            context.logger.warning("request failed", metadata: ["error": "\(error)", "answered": "\(translated.code.rawValue)"])
-            frame = errorFrame(translated, correlationId: request.id, layout: layout)
-        } catch {
-            telemetry.counter("chronir_rpc_requests_total", [("type", request.type), ("outcome", "CA023")]).increment()
-            span.recordError(error)
-            span.setStatus(.init(code: .error))
-            context.logger.error("request failed with an unexpected error", metadata: ["error": "\(String(reflecting: error))"])
-            frame = errorFrame(ServiceError(.internalError, "internal error while handling \(request.type)"), correlationId: request.id,
-                               layout: layout)
+            if telemetry.logger.logLevel <= .debug {   // the request's logger is built only then
+                context.logger.debug("request handled", metadata: [
+                    "ms": "\(Double(started.duration(to: .now).nanoseconds) / 1e6)",
+                    "outcome": "\(frame == nil ? "no reply" : "answered")",
+                ])
+            }
+            return frame
         }
         metrics.seconds.recordNanoseconds(started.duration(to: .now).nanoseconds)
         return frame

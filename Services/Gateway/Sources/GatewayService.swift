@@ -33,7 +33,7 @@ public enum GatewayService {
 
         let router = Router(context: GatewayContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
-        router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry))
+        router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry, access: runtime.logs.logger("access")))
         let allowed = AllowedMethods()
         let recent = RecentErrors()
         router.add(middleware: ErrorMiddleware(allowed: allowed, recent: recent))

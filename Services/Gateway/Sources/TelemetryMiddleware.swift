@@ -1,13 +1,17 @@
 import Foundation
 import Hummingbird
+import Logging
 import Messaging
 import Tracing
 
 /// A server span per request (`HTTP <method> <route>`, W3C `traceparent` honoured when the
 /// client sends one), request counters and latency timers, and the trace id in the
-/// `traceresponse` header so a load generator can find the trace.
+/// `traceresponse` header so a load generator can find the trace; one access line per request
+/// at info (`logger` "access": method, route template, status, milliseconds, and the trace's
+/// `trace_id`/`span_id` from the log setup's metadata provider).
 struct TelemetryMiddleware<Context: RequestContext>: RouterMiddleware {
     let telemetry: Telemetry
+    let access: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var parent = ServiceContext.topLevel
@@ -31,6 +35,13 @@ struct TelemetryMiddleware<Context: RequestContext>: RouterMiddleware {
         var injected: [String: String] = [:]
         telemetry.tracer.inject(span.context, into: &injected, using: HeaderInjector())
         if let tp = injected["traceparent"] { response.headers[.init("traceresponse")!] = tp }
+        let elapsed = started.duration(to: .now)
+        ServiceContext.$current.withValue(span.context) {
+            access.info("\(request.method) \(route) \(status)", metadata: [
+                "method": "\(request.method)", "route": "\(route)", "status": "\(status)",
+                "ms": "\(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)",
+            ])
+        }
         span.end()
         let dimensions = [("method", "\(request.method)"), ("route", route), ("status", String(status))]
         telemetry.counter("chronir_http_requests_total", dimensions).increment()

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import Messaging
+import OTel
+import Tracing
 import Synchronization
 
 /// A swift-log handler writing one JSON object per line to standard error: what container
@@ -58,6 +60,21 @@ public struct JSONLogHandler: LogHandler {
     }
 }
 
+extension LogSetup {
+    /// `trace_id` and `span_id` of the current span: the file tracer's (``ChronirTracer``), or
+    /// swift-otel's when spans go out over OTLP; nothing outside a span.
+    static let traceMetadata: Logger.MetadataProvider = {
+        let otel = OTel.makeLoggingMetadataProvider()
+        return Logger.MetadataProvider {
+            guard let context = ServiceContext.current else { return [:] }
+            if let identity = context.traceIdentity {
+                return ["trace_id": .string(identity.traceID), "span_id": .string(identity.spanID)]
+            }
+            return otel.get()
+        }
+    }()
+}
+
 /// Where log lines go: standard error, serialized so lines never interleave.
 public final class LogOutput: Sendable {
     private let lock = Mutex(())
@@ -102,14 +119,17 @@ public struct LogSetup: Sendable {
         self.json = format == "json"
     }
 
-    /// A logger with the given label.
+    /// A logger with the given label. Lines logged inside a span (a request, an event being
+    /// applied) carry its `trace_id` and `span_id` (``traceMetadata``).
     public func logger(_ label: String) -> Logger {
         let service = self.service, instance = self.instance, level = self.level, output = self.output, json = self.json
+        let provider = Self.traceMetadata
         var logger = Logger(label: label) { label in
             if json {
-                return JSONLogHandler(label: label, service: service, instance: instance, level: level, output: output)
+                return JSONLogHandler(label: label, service: service, instance: instance, level: level, output: output,
+                                      metadataProvider: provider)
             }
-            var handler = StreamLogHandler.standardError(label: "\(service) \(label)")
+            var handler = StreamLogHandler.standardError(label: "\(service) \(label)", metadataProvider: provider)
             handler.logLevel = level
             return handler
         }
