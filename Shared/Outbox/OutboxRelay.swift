@@ -52,6 +52,10 @@ public final class OutboxRelay: Service, Sendable {
     public var head: Int64 { lastHead.load(ordering: .relaxed) }
 
     public func run() async throws {
+        // The backlog is measured on its own, so a relay loop that stopped moving still shows
+        // a backlog that grows.
+        let backlog = Task { await self.reportBacklog() }
+        defer { backlog.cancel() }
         await cancelWhenGracefulShutdown {
             let clock = ContinuousClock()
             var nextHeartbeat = clock.now
@@ -87,6 +91,33 @@ public final class OutboxRelay: Service, Sendable {
         }
         // Send what was committed before the shutdown began.
         _ = try? await relayBatch()
+    }
+
+    /// Every 15 s: `chronir_outbox_backlog{stream}` (rows committed and not yet numbered and
+    /// sent) and `chronir_outbox_oldest_unrelayed_seconds{stream}` (how long the oldest of them
+    /// has waited; 0 without any), the alert on a relay that stopped.
+    private func reportBacklog() async {
+        let count = telemetry.gauge("chronir_outbox_backlog", [("stream", stream)])
+        let age = telemetry.gauge("chronir_outbox_oldest_unrelayed_seconds", [("stream", stream)])
+        let stream = self.stream, database = self.database
+        while !Task.isCancelled {
+            do {
+                try await withDeadline(.seconds(10)) {
+                    let rows = try await database.query("""
+                        SELECT count(*)::int8, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
+                        FROM outbox WHERE stream = \(stream) AND seq IS NULL
+                        """)
+                    for try await row in rows {
+                        let (n, seconds) = try row.decode((Int64, Double).self)
+                        count.record(Double(n))
+                        age.record(seconds)
+                    }
+                }
+            } catch {
+                // The database is unreachable: chronir_database_available says so.
+            }
+            try? await Task.sleep(for: .seconds(15))
+        }
     }
 
     /// Numbers and sends one batch; returns how many rows it took.

@@ -47,9 +47,11 @@ public struct DatabaseUnavailable: Error, CustomStringConvertible {
 extension Database {
     /// Probes the database every `interval` until cancelled, giving each probe `timeout`, and
     /// keeps ``availability`` current (logging each change).
-    public func probeAvailability(interval: Duration = .seconds(1), timeout: Duration = .seconds(2)) async {
+    public func probeAvailability(interval: Duration = .seconds(1), timeout: Duration = .seconds(2),
+                                  onProbe: (@Sendable (Bool) -> Void)? = nil) async {
         while !Task.isCancelled {
             let answered = await probe(timeout: timeout)
+            onProbe?(answered)
             if availability.record(answered) {
                 if answered {
                     logger.notice("PostgreSQL answers again; serving")

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import Messaging
 import Support
 @testable import SuiteSupport
@@ -21,12 +23,13 @@ struct TraceLogTests {
     @Test("a request's traceparent reaches the gateway's access line and the alarm service's debug lines")
     func traceIDInLogs() async throws {
         let suite = try await TestSuite(label: "tracelog")
-        let httpPort = freePort()
+        let httpPort = freePort(), alarmsOps = freePort()
         var processes: [TestProcess] = []
         do {
             for (name, level) in [("accounts", "info"), ("alarms", "debug")] {
                 processes.append(try TestProcess(name, environment: suite.environment(for: name, extra: [
-                    "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": level]), label: "tracelog-\(name)"))
+                    "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": level,
+                    "CHRONIR_OPS_PORT": name == "alarms" ? String(alarmsOps) : "0"]), label: "tracelog-\(name)"))
             }
             let gateway = try TestProcess("gateway", environment: suite.environment(for: "gateway", extra: [
                 "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": "info", "CHRONIR_HTTP_PORT": String(httpPort)]), label: "tracelog-gateway")
@@ -58,6 +61,13 @@ struct TraceLogTests {
             let handled = Self.lines(alarms.output, traceID: traceID)
             #expect(handled.contains { $0["msg"] as? String == "request handled" && $0["type"] as? String == "alarms.create" },
                     "alarms lines with the trace id: \(handled)")
+            // The same processes export what the alerts on the database and the outbox read
+            // (deploy/prometheus/rules/chronir.alerts.yml): the probe answers, nothing waits.
+            let metrics = try await suite.http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(alarmsOps)/metrics"), timeout: .seconds(5))
+            let text = String(buffer: try await metrics.body.collect(upTo: 1 << 22))
+            #expect(text.contains("chronir_database_available 1"), "\(text.prefix(2000))")
+            #expect(text.contains("chronir_outbox_backlog{stream=\"alarms\"}") && text.contains("chronir_outbox_oldest_unrelayed_seconds{stream=\"alarms\"}"),
+                    "\(text.prefix(2000))")
             print("trace \(traceID): \(access.count) access line(s) in the gateway's log, \(handled.count) line(s) in alarms'")
         } catch {
             for p in processes { _ = await p.terminate() }

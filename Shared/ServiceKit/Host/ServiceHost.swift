@@ -125,7 +125,11 @@ public enum ServiceHost {
                 health.addDatabase(database)
                 let probeEvery = try runtime.environment.duration("CHRONIR_DB_PROBE_INTERVAL", .seconds(1))
                 let probeTimeout = try runtime.environment.duration("CHRONIR_DB_PROBE_TIMEOUT", .seconds(2))
-                pool.addTask { await database.probeAvailability(interval: probeEvery, timeout: probeTimeout) }
+                // chronir_database_available: 1 while the probe answers (the alert on the database).
+                let available = runtime.telemetry.gauge("chronir_database_available")
+                pool.addTask {
+                    await database.probeAvailability(interval: probeEvery, timeout: probeTimeout) { available.record($0 ? 1 : 0) }
+                }
             }
             health.add("consumers") { runtime.consumers.check() }
             let parts: ServiceParts
