@@ -5,7 +5,8 @@
 # everything on Ctrl-C / SIGTERM (exit 0, "stopped").
 #   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
 #   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (each on its own ports: ServiceDirectory.swift)
-#   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl
+#   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl (default .run/traces,
+#                                  where `chronirctl trace <id>` looks; empty: no span files)
 #   CHRONIR_BUS_KEYS=DIR           the CurveZMQ keys of the bus (default .run/keys, generated on first start)
 #   CHRONIR_HTTP_PORT=8080         the gateway's HTTP port
 #   CHRONIR_PG_PORT=55433          the embedded PostgreSQL's port
@@ -153,6 +154,8 @@ listen=${CHRONIR_BIND_HOST:-127.0.0.1}; [ "$listen" = "*" ] && listen=0.0.0.0
 export CHRONIR_HTTP_HOST=${CHRONIR_HTTP_HOST:-$listen} CHRONIR_OPS_HOST=${CHRONIR_OPS_HOST:-$listen}
 # Every service finds the scheduler replicas by their number (the ports: ServiceDirectory.swift).
 export CHRONIR_SCHEDULER_REPLICAS=$replicas
+# Spans go to .run/traces/<name>.jsonl unless CHRONIR_TRACE_DIR says elsewhere (empty: nowhere).
+CHRONIR_TRACE_DIR=${CHRONIR_TRACE_DIR-$PWD/.run/traces}
 trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_DIR"; echo "CHRONIR_TRACE_FILE=$CHRONIR_TRACE_DIR/$1.jsonl"; else echo "CHRONIR_TRACE_UNSET=1"; fi; }
 # start NAME BINARY [VAR=VALUE…]: one process, logged to .run/logs/NAME.log, pid in .run/pids.
 start() {

@@ -13,7 +13,7 @@ struct TraceCommand: ParsableCommand {
     @Argument(help: "The 32-hex-digit trace id (as in a traceparent or a traceresponse header).")
     var traceId: String
 
-    @Option(parsing: .upToNextOption, help: "Span files (JSON lines). Default: $CHRONIR_TRACE_FILE.")
+    @Option(parsing: .upToNextOption, help: "Span files (JSON lines). Default: $CHRONIR_TRACE_FILE, else every *.jsonl in $CHRONIR_TRACE_DIR or .run/traces (where `make run` writes them).")
     var files: [String] = []
 
     @Flag(help: "Print the spans as JSON lines instead.")
@@ -22,9 +22,7 @@ struct TraceCommand: ParsableCommand {
     func run() throws {
         let id = traceId.lowercased()
         guard id.count == 32, id.allSatisfy(\.isHexDigit) else { throw ValidationError("a trace id is 32 hex digits") }
-        var paths = files
-        if paths.isEmpty, let f = ProcessInfo.processInfo.environment["CHRONIR_TRACE_FILE"] { paths = [f] }
-        guard !paths.isEmpty else { throw ValidationError("give span files with --files (or set CHRONIR_TRACE_FILE)") }
+        let paths = try Self.spanFiles(given: files, environment: ProcessInfo.processInfo.environment)
         var spans: [FinishedSpan] = []
         for path in paths {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("cannot read \(path)") }
@@ -47,6 +45,20 @@ struct TraceCommand: ParsableCommand {
             let subtree = spans.filter { $0.traceId == root.traceId }
             print(Self.render(subtree, start: start, marker: "↪ ", only: root.spanId))
         }
+    }
+
+    /// The span files to read: those given, else `CHRONIR_TRACE_FILE`, else every `*.jsonl` of
+    /// `CHRONIR_TRACE_DIR` or of `.run/traces` under the working directory (`make run`'s).
+    static func spanFiles(given: [String], environment: [String: String]) throws -> [String] {
+        if !given.isEmpty { return given }
+        if let file = environment["CHRONIR_TRACE_FILE"], !file.isEmpty { return [file] }
+        let directory = environment["CHRONIR_TRACE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ".run/traces"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let found = names.filter { $0.hasSuffix(".jsonl") }.sorted().map { (directory as NSString).appendingPathComponent($0) }
+        guard !found.isEmpty else {
+            throw ValidationError("no span files in \(directory): give them with --files, or set CHRONIR_TRACE_FILE or CHRONIR_TRACE_DIR")
+        }
+        return found
     }
 
     /// Lines `+offset  duration  service/instance  name  attributes`, children indented under parents.
