@@ -28,6 +28,9 @@ export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 # The Prometheus rules, alerts and scrape configuration, and their unit tests (promtool).
 sh scripts/check-prometheus.sh
 sh scripts/check-prometheus.sh --self-test
+# The Kubernetes manifests (deploy/k8s), offline: rendered, schema-checked, the suite's rules, checkov.
+scripts/check-k8s.sh
+scripts/check-k8s.sh --self-test
 swift build --build-tests
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).
