@@ -57,7 +57,7 @@ struct KeysCommand: AsyncParsableCommand {
                           : "\(principal): \(removed.count) old key(s) removed from \(KeyFile.publicPath(dir, principal)); run `chronirctl keys reload`")
                 } else {
                     let key = try KeyFile.rotate(in: dir, principal: principal)
-                    print("\(principal): new key \(key.prefix(8))… written; run `chronirctl keys reload`, then `chronirctl keys rotate-bus --principal \(principal) --finish` and reload again")
+                    print("\(principal): new key \(key.prefix(8))… written; run `chronirctl keys reload` (and SIGHUP the gateway), then `chronirctl keys rotate-bus --dir \(dir) --principal \(principal) --finish` and reload again (docs/operations.md § Rotating a bus key)")
                 }
             } catch {
                 throw CommandFailure("\(error)")
@@ -94,7 +94,7 @@ struct KeysCommand: AsyncParsableCommand {
             print(Table.render(header: ["SERVICE", "RESULT"], rows: outcomes.map { [$0.target, $0.detail] }))
             let failed = outcomes.filter { !$0.reloaded }.map(\.target)
             if !failed.isEmpty { throw CommandFailure("not reloaded: \(failed.joined(separator: ", "))") }
-            print("the gateway reads its keys on SIGHUP (docker compose kill -s HUP gateway)")
+            print("the gateway (and a scheduler scaled behind one name) reads its keys on SIGHUP: docker compose -f deploy/compose.yaml kill -s HUP gateway scheduler")
         }
     }
 }
