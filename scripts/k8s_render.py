@@ -248,13 +248,19 @@ def split_image(image: str) -> tuple[str, str, str]:
     return image, tag, digest
 
 
-def set_images(obj: dict, rule: dict) -> None:
+def pod_spec(obj: dict) -> Any:
+    """The pod spec of a workload (None for other kinds, or when it has none)."""
     spec_path = POD_SPEC_PATHS.get(obj.get("kind", ""))
     if not spec_path:
-        return
+        return None
     spec: Any = obj
     for part in spec_path:
         spec = (spec or {}).get(part)
+    return spec
+
+
+def set_images(obj: dict, rule: dict) -> None:
+    spec = pod_spec(obj)
     for field in ("initContainers", "containers", "ephemeralContainers"):
         for c in (spec or {}).get(field) or []:
             name, tag, digest = split_image(c.get("image", ""))
@@ -284,12 +290,7 @@ def content_hash(obj: dict) -> str:
 
 
 def rename_references(obj: dict, renames: dict[tuple[str, str], str]) -> None:
-    spec_path = POD_SPEC_PATHS.get(obj.get("kind", ""))
-    if not spec_path:
-        return
-    spec: Any = obj
-    for part in spec_path:
-        spec = (spec or {}).get(part)
+    spec = pod_spec(obj)
     if not spec:
         return
 

@@ -24,8 +24,10 @@ struct BusKeyRotationTests {
         return dir
     }
 
-    static func client(_ pair: CurveKeyPair, keys dir: String, port: Int) throws -> (RPCClient, ZMQContext) {
-        let accounts = try String(contentsOfFile: KeyFile.publicPath(dir, "accounts"), encoding: .utf8)
+    /// A client of accounts with `pair`, reaching accounts by `accountsKey` (default: the first
+    /// key its public key file lists).
+    static func client(_ pair: CurveKeyPair, keys dir: String, port: Int, accountsKey: String? = nil) throws -> (RPCClient, ZMQContext) {
+        let accounts = try accountsKey ?? String(contentsOfFile: KeyFile.publicPath(dir, "accounts"), encoding: .utf8)
             .split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let security = try BusSecurity(principal: BusPolicy.operatorPrincipal, keys: pair, publicKeys: ["accounts": accounts])
         let context = try ZMQContext(security: security)
@@ -34,9 +36,10 @@ struct BusKeyRotationTests {
         return (client, context)
     }
 
-    /// Whether a fresh connection with `pair` gets an answer (a refused key gets none).
-    static func accepted(_ pair: CurveKeyPair, keys dir: String, port: Int) async throws -> Bool {
-        let (client, context) = try client(pair, keys: dir, port: port)
+    /// Whether a fresh connection with `pair` (to accounts by `accountsKey`) gets an answer (a
+    /// refused key gets none).
+    static func accepted(_ pair: CurveKeyPair, keys dir: String, port: Int, accountsKey: String? = nil) async throws -> Bool {
+        let (client, context) = try client(pair, keys: dir, port: port, accountsKey: accountsKey)
         defer { context.terminate() }
         let ok = (try? await client.call(SystemMethods.Streams.self, Empty(), timeout: .milliseconds(1500))) != nil
         await client.close()
@@ -100,13 +103,7 @@ struct BusKeyRotationTests {
     static func reaches(accountsKey serverKey: String, keys dir: String, port: Int) async throws -> Bool {
         let own = try CurveKeyPair(secretKey: try String(contentsOfFile: KeyFile.secretPath(dir, "operator"), encoding: .utf8)
             .trimmingCharacters(in: .whitespacesAndNewlines))
-        let context = try ZMQContext(security: BusSecurity(principal: BusPolicy.operatorPrincipal, keys: own, publicKeys: ["accounts": serverKey]))
-        defer { context.terminate() }
-        let client = try RPCClient(context: context, target: "accounts", endpoints: ["tcp://127.0.0.1:\(port)"],
-                                   source: "operator/test", telemetry: .discarding())
-        let ok = (try? await client.call(SystemMethods.Streams.self, Empty(), timeout: .milliseconds(1500))) != nil
-        await client.close()
-        return ok
+        return try await accepted(own, keys: dir, port: port, accountsKey: serverKey)
     }
 
     @Test("a service's own key is rotated while requests flow: it binds again with its new key, its callers reconnect with it, no request lost")
