@@ -4,7 +4,9 @@
 # set, builds, starts every service and the gateway, prints the API address, and stops
 # everything on Ctrl-C / SIGTERM (exit 0, "stopped").
 #   CHRONIR_BUILD_CONFIG=release   build and run release binaries (load tests)
-#   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (each on its own ports: ServiceDirectory.swift)
+#   CHRONIR_REPLICAS=2             replicas of every service and the gateway (each on its own ports:
+#                                  ServiceDirectory.swift; gateway k on CHRONIR_HTTP_PORT + 10 × (k − 1))
+#   CHRONIR_SCHEDULER_REPLICAS=3   scheduler replicas (CHRONIR_<SERVICE>_REPLICAS for any one service)
 #   CHRONIR_TRACE_DIR=DIR          each process writes its spans to DIR/<name>.jsonl (default .run/traces,
 #                                  where `chronirctl trace <id>` looks; empty: no span files)
 #   CHRONIR_BUS_KEYS=DIR           the CurveZMQ keys of the bus (default .run/keys, generated on first start)
@@ -13,7 +15,9 @@
 #   CHRONIR_PG_DIR=.run/pg         its data directory (delete it, or `make clean`, to start from an empty database)
 #   CHRONIR_STOP_TIMEOUT=15        seconds the services get to stop before SIGKILL
 # Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
-# Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …).
+# Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …; a service with
+# several replicas: alarms-1, alarms-2, …). Replica 1 of each service is the suite; the suite
+# outlives any other replica (kill one to see the others take over).
 # The build's output goes to .run/logs/build.log; a failed build stops here with the compiler's errors.
 # Exit status: 0 when stopped by a signal; 1 when the build failed, the suite did not become
 # healthy or a service exited on its own (named, with the end of its log).
@@ -27,10 +31,13 @@ pg_port=${CHRONIR_PG_PORT:-55433}
 pg_dir=${CHRONIR_PG_DIR:-.run/pg}   # the embedded PostgreSQL's data directory
 stop_timeout=${CHRONIR_STOP_TIMEOUT:-15}
 services="accounts alarms notifications invitations billing"
-replicas=${CHRONIR_SCHEDULER_REPLICAS:-1}
+all_replicas=${CHRONIR_REPLICAS:-1}
+# replicas_of SERVICE: CHRONIR_<SERVICE>_REPLICAS, else CHRONIR_REPLICAS, else 1.
+replicas_of() { local v="CHRONIR_${1^^}_REPLICAS"; echo "${!v:-$all_replicas}"; }
+replicas=$(replicas_of scheduler)
 
 pids=()         # the suite: any of them exiting on its own ends the run
-spare_pids=()   # scheduler replicas beyond one: the suite outlives any of them (failover)
+spare_pids=()   # replicas beyond the first of each service: the suite outlives any of them (failover)
 declare -A name_of=()   # pid → service name (for the messages)
 build_pid=""
 own_pg=""
@@ -152,8 +159,12 @@ export CHRONIR_LOG_FORMAT=${CHRONIR_LOG_FORMAT:-text}
 # The gateway's HTTP port and every ops port listen on loopback too, unless told otherwise.
 listen=${CHRONIR_BIND_HOST:-127.0.0.1}; [ "$listen" = "*" ] && listen=0.0.0.0
 export CHRONIR_HTTP_HOST=${CHRONIR_HTTP_HOST:-$listen} CHRONIR_OPS_HOST=${CHRONIR_OPS_HOST:-$listen}
-# Every service finds the scheduler replicas by their number (the ports: ServiceDirectory.swift).
-export CHRONIR_SCHEDULER_REPLICAS=$replicas
+# Every service finds the replicas of the others by their number (the ports: ServiceDirectory.swift).
+for s in $services scheduler gateway; do
+    n=$(replicas_of "$s")
+    case "$n" in ''|*[!0-9]*|0) echo "CHRONIR_${s^^}_REPLICAS / CHRONIR_REPLICAS=$n: expected a number ≥ 1" >&2; exit 2 ;; esac
+    export "CHRONIR_${s^^}_REPLICAS=$n"
+done
 # Spans go to .run/traces/<name>.jsonl unless CHRONIR_TRACE_DIR says elsewhere (empty: nowhere).
 CHRONIR_TRACE_DIR=${CHRONIR_TRACE_DIR-$PWD/.run/traces}
 trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_DIR"; echo "CHRONIR_TRACE_FILE=$CHRONIR_TRACE_DIR/$1.jsonl"; else echo "CHRONIR_TRACE_UNSET=1"; fi; }
@@ -161,7 +172,7 @@ trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_
 start() {
     local name=$1 binary=$2; shift 2
     env "$(trace_env "$name")" "$@" "$bin/$binary" >>".run/logs/$name.log" 2>&1 &
-    if [ "$replicas" -gt 1 ] && [ "${name#scheduler-}" != "$name" ] && [ "$name" != scheduler-1 ]; then spare_pids+=($!); else pids+=($!); fi
+    case "$name" in *-1|*[!0-9]) pids+=($!) ;; *) spare_pids+=($!) ;; esac
     name_of[$!]=$name
     echo $! > ".run/pids/$name.pid"
 }
@@ -181,7 +192,13 @@ died() {
     return 1
 }
 db_url() { if [ -n "$base" ]; then printf "$base" "chronir_$1" "chronir_$1"; else echo "$DATABASE_URL"; fi; }
-for s in $services; do start "$s" "$s" DATABASE_URL="$(db_url "$s")"; done
+for s in $services; do
+    n=$(replicas_of "$s")
+    if [ "$n" -eq 1 ]; then start "$s" "$s" DATABASE_URL="$(db_url "$s")"; continue; fi
+    for k in $(seq 1 "$n"); do
+        start "$s-$k" "$s" DATABASE_URL="$(db_url "$s")" CHRONIR_INSTANCE_ID="$s-$k" CHRONIR_REPLICA="$k"
+    done
+done
 for k in $(seq 1 "$replicas"); do
     start "scheduler-$k" scheduler DATABASE_URL="$(db_url scheduler)" CHRONIR_INSTANCE_ID="scheduler-$k" CHRONIR_REPLICA="$k"
 done
@@ -194,14 +211,32 @@ if [ -z "${CHRONIR_OPS_TOKEN:-}" ]; then
     CHRONIR_OPS_TOKEN=$(cat .run/keys/ops-token)
 fi
 export CHRONIR_OPS_TOKEN
-start gateway gateway CHRONIR_HTTP_PORT="$http_port"
+gateways=$(replicas_of gateway)
+if [ "$gateways" -eq 1 ]; then
+    start gateway gateway CHRONIR_HTTP_PORT="$http_port"
+else
+    for k in $(seq 1 "$gateways"); do
+        start "gateway-$k" gateway CHRONIR_HTTP_PORT=$((http_port + 10 * (k - 1))) CHRONIR_OPS_PORT=$((9100 + 10 * (k - 1))) \
+            CHRONIR_INSTANCE_ID="gateway-$k" CHRONIR_REPLICA="$k"
+    done
+fi
 
 healthy=""
+# every_gateway_healthy: GET /healthz answers 200 on each gateway replica.
+every_gateway_healthy() {
+    local k
+    for k in $(seq 1 "$gateways"); do
+        curl -fsS "http://127.0.0.1:$((http_port + 10 * (k - 1)))/healthz" >/dev/null 2>&1 || return 1
+    done
+}
 for i in $(seq 1 120); do
-    if curl -fsS "http://127.0.0.1:$http_port/healthz" >/dev/null 2>&1; then
+    if every_gateway_healthy; then
         echo "Chronir API ready at http://127.0.0.1:$http_port  (logs in .run/logs, Ctrl-C to stop)"
         echo "  web app:         http://127.0.0.1:$http_port/app/"
         echo "  operations page: http://127.0.0.1:$http_port/ops/  (operator token in .run/keys/ops-token)"
+        for k in $(seq 2 "$gateways"); do
+            echo "  gateway $k:       http://127.0.0.1:$((http_port + 10 * (k - 1)))"
+        done
         healthy=1
         break
     fi

@@ -108,6 +108,12 @@ public final class SocketActor: Sendable {
             Glibc.close(fd)
             throw error
         }
+        // Names over several replicas become one endpoint per address (EndpointDiscovery).
+        let discovery = (options.discoveryInterval ?? context.discoveryInterval).flatMap { interval -> (EndpointDiscovery, Duration)? in
+            let d = EndpointDiscovery(options.connects, resolve: options.resolve ?? EndpointDiscovery.addresses(of:))
+            return d.hasNames && interval > .zero ? (d, interval) : nil
+        }
+        let connects = discovery?.0.current() ?? options.connects
         var bound: [String] = []
         do {
             try raw.set(ZMQ_SNDHWM, options.sendHighWaterMark)
@@ -117,7 +123,8 @@ public final class SocketActor: Sendable {
             try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
             if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
             try raw.applyCurve(options.curve, security: context.security)
-            if options.immediate { try raw.set(ZMQ_IMMEDIATE, 1) }
+            // A DEALER over discovered replicas queues only on live connections, like one given a list.
+            if options.immediate || (discovery != nil && options.type == .dealer) { try raw.set(ZMQ_IMMEDIATE, 1) }
             let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
             try raw.set(.maxMessageSize, hard)
             if let identity = options.identity { try raw.set(ZMQ_ROUTING_ID, bytes: [UInt8](identity)) }
@@ -127,7 +134,7 @@ public final class SocketActor: Sendable {
             }
             for prefix in options.subscriptions { try raw.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) }
             for endpoint in options.binds { bound.append(try raw.bind(endpoint)) }
-            for endpoint in options.connects { try raw.connect(endpoint) }
+            for endpoint in connects { try raw.connect(endpoint) }
         } catch {
             raw.close(lingerMilliseconds: 0)
             Glibc.close(fd)
@@ -136,7 +143,7 @@ public final class SocketActor: Sendable {
         self.socket = raw
         self.boundEndpoints = bound
         self.context = context
-        self.curveState = CurveState(role: options.curve, security: context.security, connected: options.connects)
+        self.curveState = CurveState(role: options.curve, security: context.security, connected: connects)
         var rekey: (@Sendable (BusSecurity) -> Void)? = nil
         if options.curve != .none {
             rekey = { [weak self] (security: BusSecurity) -> Void in
@@ -149,6 +156,7 @@ public final class SocketActor: Sendable {
         let thread = Thread { [self] in self.runLoop() }
         thread.name = "zmq:\(name)"
         thread.start()
+        if let (d, interval) = discovery { startDiscovery(d, every: interval, connected: connects) }
     }
 
     // MARK: - API for async code
@@ -422,6 +430,8 @@ public final class SocketStats: Sendable {
     public let oversized = Atomic<Int>(0)
     /// libzmq errors.
     public let errors = Atomic<Int>(0)
+    /// Addresses connected or disconnected because a peer name resolved differently.
+    public let discoveryChanges = Atomic<Int>(0)
 }
 
 /// A one-time signal many tasks can wait for.

@@ -37,6 +37,11 @@ public struct SocketOptions: Sendable {
     public var immediate: Bool = false
     /// TCP keepalive so dead peers are noticed.
     public var tcpKeepAlive: Bool = true
+    /// How often peer names in `connects` are resolved again (``EndpointDiscovery``); nil takes
+    /// the context's ``ZMQContext/discoveryInterval``, zero turns discovery off for this socket.
+    public var discoveryInterval: Duration? = nil
+    /// How peer names are resolved (getaddrinfo unless a test gives its own).
+    public var resolve: EndpointDiscovery.Resolve? = nil
     /// The socket's CurveZMQ role when its context has ``BusSecurity`` (ignored otherwise).
     public var curve: CurveRole = .none
 

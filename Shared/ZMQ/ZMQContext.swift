@@ -16,9 +16,14 @@ public final class ZMQContext: Sendable {
     public var security: BusSecurity? { current.withLock { $0 } }
     private let current: Mutex<BusSecurity?>
     private let zap: ZAPHandler?
+    /// How often sockets made from this context resolve their peers' names again, to find
+    /// every replica behind one name (``EndpointDiscovery``); nil: libzmq resolves a name itself,
+    /// to one address per connection.
+    public let discoveryInterval: Duration?
 
     /// Creates a plain context (no CURVE) with the given number of libzmq I/O threads.
-    public init(ioThreads: Int = 1) {
+    public init(ioThreads: Int = 1, discoveryInterval: Duration? = nil) {
+        self.discoveryInterval = discoveryInterval
         self.handle = Self.newContext(ioThreads: ioThreads)
         self.current = Mutex(nil)
         self.zap = nil
@@ -27,7 +32,9 @@ public final class ZMQContext: Sendable {
     /// Creates a context whose TCP sockets use CurveZMQ with `security`'s keys, and starts its
     /// ZAP handler (before any socket exists, so no handshake is ever accepted unchecked).
     /// `onZAPDecision` hears of every handshake (on the handler's thread; keep it quick).
-    public init(ioThreads: Int = 1, security: BusSecurity, onZAPDecision: @escaping @Sendable (ZAPDecision) -> Void = { _ in }) throws {
+    public init(ioThreads: Int = 1, security: BusSecurity, discoveryInterval: Duration? = nil,
+                onZAPDecision: @escaping @Sendable (ZAPDecision) -> Void = { _ in }) throws {
+        self.discoveryInterval = discoveryInterval
         guard CurveKey.isSupported else { throw BusSecurity.Invalid("this libzmq was built without CURVE (libsodium)") }
         let ctx = Self.newContext(ioThreads: ioThreads)
         do {

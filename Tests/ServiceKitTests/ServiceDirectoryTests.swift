@@ -31,6 +31,15 @@ struct ServiceDirectoryTests {
         let second = ServiceDirectory(environment: ServiceEnvironment(["CHRONIR_REPLICA": "2"]))
         #expect(second.rpcBind(for: .scheduler) == ["tcp://127.0.0.1:7113"])
         #expect(second.opsPort(for: .scheduler) == 9113)
+        #expect(second.pubBind(for: .alarms) == ["tcp://127.0.0.1:7212"])
+    }
+
+    @Test("CHRONIR_REPLICAS: every service's replicas, RPC and PUB; a service's own setting wins")
+    func everyServiceReplicated() {
+        let peers = ServiceDirectory(environment: ServiceEnvironment(["CHRONIR_REPLICAS": "2", "CHRONIR_SCHEDULER_REPLICAS": "3"]))
+        #expect(peers.rpc(.alarms) == ["tcp://127.0.0.1:7102", "tcp://127.0.0.1:7112"])
+        #expect(peers.events(.notifications) == ["tcp://127.0.0.1:7204", "tcp://127.0.0.1:7214"])
+        #expect(peers.rpc(.scheduler).count == 3)
     }
 
     @Test("an explicit endpoint list wins over the scheme")

@@ -13,7 +13,11 @@ import ZMQ
 ///   then says in its log that anyone who reaches its ports is trusted.
 public enum BusKeys {
     /// The context of `principal`: CURVE-secured when keys are configured.
+    /// `CHRONIR_PEER_DISCOVERY_INTERVAL` (default 5 s, 0 off): how often peer names are resolved
+    /// again to find every replica behind them (``EndpointDiscovery``).
     public static func context(principal: String, environment: ServiceEnvironment, logger: Logger, ioThreads: Int) throws -> ZMQContext {
+        let every = try environment.duration("CHRONIR_PEER_DISCOVERY_INTERVAL", .seconds(5))
+        let discovery: Duration? = every > .zero ? every : nil
         guard let security = try load(principal: principal, environment: environment) else {
             guard try environment.bool("CHRONIR_INSECURE_BUS", false) else {
                 throw ServiceEnvironment.Invalid(
@@ -21,10 +25,10 @@ public enum BusKeys {
                         + "CHRONIR_BUS_PUBLIC_KEYS and CHRONIR_BUS_SECRET_KEY_FILE; CHRONIR_INSECURE_BUS=1 runs without CURVE")
             }
             logger.warning("INSECURE BUS: CHRONIR_INSECURE_BUS=1 and no keys; every peer that reaches this process's ports is trusted")
-            return ZMQContext(ioThreads: ioThreads)
+            return ZMQContext(ioThreads: ioThreads, discoveryInterval: discovery)
         }
         logger.info("bus secured with CURVE", metadata: ["principal": "\(principal)", "trusted": "\(security.publicKeys.keys.sorted())"])
-        return try ZMQContext(ioThreads: ioThreads, security: security) { decision in
+        return try ZMQContext(ioThreads: ioThreads, security: security, discoveryInterval: discovery) { decision in
             if let who = decision.principal {
                 logger.debug("bus connection accepted", metadata: ["principal": "\(who)", "address": "\(decision.address)"])
             } else {

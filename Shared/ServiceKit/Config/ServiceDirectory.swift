@@ -7,8 +7,11 @@ import Foundation
 /// `{service}` standing for its name (containers: `{service}`, so alarms is `tcp://alarms:7102`);
 /// `CHRONIR_<SERVICE>_RPC` / `CHRONIR_<SERVICE>_EVENTS` override one service's endpoints. A
 /// service binds `CHRONIR_RPC_BIND` / `CHRONIR_PUB_BIND` (defaults: its own ports on
-/// `CHRONIR_BIND_HOST`). Replicas on one machine (`CHRONIR_<SERVICE>_REPLICAS=n`, each started
-/// with `CHRONIR_REPLICA=k`) take the ports of replica 1 plus 10 × (k − 1).
+/// `CHRONIR_BIND_HOST`). Replicas on one machine (`CHRONIR_<SERVICE>_REPLICAS=n`, or
+/// `CHRONIR_REPLICAS=n` for every service; each started with `CHRONIR_REPLICA=k`) take the ports
+/// of replica 1 plus 10 × (k − 1), and their peers list every replica's endpoints. Elsewhere one
+/// name stands for all replicas (compose `--scale`, a headless Kubernetes Service): the sockets
+/// resolve it to every address (`EndpointDiscovery`, `CHRONIR_PEER_DISCOVERY_INTERVAL`).
 public struct ServiceDirectory: Sendable {
     /// The services of the suite and their default ports.
     public enum Name: String, Sendable, CaseIterable {
@@ -50,9 +53,11 @@ public struct ServiceDirectory: Sendable {
         environment.string("CHRONIR_PEER_HOST", "127.0.0.1").replacingOccurrences(of: "{service}", with: service.rawValue)
     }
 
-    /// How many replicas of `service` run on one machine (`CHRONIR_<SERVICE>_REPLICAS`, default 1).
+    /// How many replicas of `service` run on one machine (`CHRONIR_<SERVICE>_REPLICAS`, else
+    /// `CHRONIR_REPLICAS`, default 1).
     public func replicas(of service: Name) -> Int {
-        max(1, Int(environment.string("\(service.envPrefix)_REPLICAS", "1")) ?? 1)
+        let all = environment.string("CHRONIR_REPLICAS", "1")
+        return max(1, Int(environment.string("\(service.envPrefix)_REPLICAS", all)) ?? 1)
     }
 
     /// This process's replica number (`CHRONIR_REPLICA`, 1-based, default 1).
@@ -68,9 +73,11 @@ public struct ServiceDirectory: Sendable {
                                 (1...replicas(of: service)).map { "tcp://\(host):\(service.rpcPort + Self.offset(replica: $0))" })
     }
 
-    /// The event (PUB) endpoints of `service`.
+    /// The event (PUB) endpoints of `service`: every replica's, since each relays what it numbered.
     public func events(_ service: Name) -> [String] {
-        environment.list("\(service.envPrefix)_EVENTS", ["tcp://\(peerHost(service)):\(service.pubPort)"])
+        let host = peerHost(service)
+        return environment.list("\(service.envPrefix)_EVENTS",
+                                (1...replicas(of: service)).map { "tcp://\(host):\(service.pubPort + Self.offset(replica: $0))" })
     }
 
     /// The default operations port of `service` as this replica.
