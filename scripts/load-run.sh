@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# A load run against `make run` (release): starts the suite, runs `chronirctl load`, optionally
-# SIGKILLs one scheduler replica during the run, prints one sampled trace, stops the suite.
-#   scripts/load-run.sh [--replicas N] [--kill-at SECONDS] [--cpu] [--perf] [-- chronirctl load options…]
-# --kill-at: seconds after the window's first due minute at which scheduler-2 is killed
-# (default with --replicas > 1: 2 s before the spike minute). --cpu: CPU seconds per process
+# A load run against `make run` (release, unless CHRONIR_BUILD_CONFIG says debug): starts the suite, runs `chronirctl load`, optionally
+# SIGKILLs one replica of every service in turn during the run, prints one sampled trace, stops
+# the suite.
+#   scripts/load-run.sh [--replicas N] [--scheduler-only] [--kill-at SECONDS] [--kill-every SECONDS] [--cpu] [--perf]
+#                       [-- chronirctl load options…]
+# --replicas N: N replicas of every service and the gateway (CHRONIR_REPLICAS; the generator
+# spreads its devices over the gateways); --scheduler-only: of the scheduler alone, as before.
+# --kill-at: seconds after the window's first due minute at which the first replica is killed
+# (default with --replicas > 1: 2 s before the spike minute); then replica 2 of scheduler,
+# alarms, notifications, accounts, invitations, billing and the gateway, one every --kill-every
+# seconds (default 5; with --scheduler-only, scheduler-2 alone). --cpu: CPU seconds per process
 # from 1 s before the spike minute to 10 s after it (scripts/cpu-window.py), in .run/load/cpu.txt.
 # --perf: a system-wide `perf record -g` from 1 s before the spike minute for 8 s, summarised per
 # process (scripts/perf-summary.py) in .run/load/perf.txt (needs `perf`, apt linux-perf).
@@ -12,12 +18,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=1
 kill_at=""
+kill_every=5
+scheduler_only=""
 cpu=""
 perf=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --replicas) replicas=$2; shift 2 ;;
         --kill-at) kill_at=$2; shift 2 ;;
+        --kill-every) kill_every=$2; shift 2 ;;
+        --scheduler-only) scheduler_only=1; shift ;;
         --cpu) cpu=1; shift ;;
         --perf) perf=1; shift ;;
         --) shift; break ;;
@@ -26,7 +36,14 @@ while [ $# -gt 0 ]; do
 done
 out=.run/load
 rm -rf "$out" && mkdir -p "$out/traces"
-export CHRONIR_BUILD_CONFIG=release CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
+export CHRONIR_BUILD_CONFIG=${CHRONIR_BUILD_CONFIG:-release} CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
+victims="scheduler-2"
+urls=http://127.0.0.1:${CHRONIR_HTTP_PORT:-8080}
+if [ "$replicas" -gt 1 ] && [ -z "$scheduler_only" ]; then
+    export CHRONIR_REPLICAS=$replicas
+    victims="scheduler-2 alarms-2 notifications-2 accounts-2 invitations-2 billing-2 gateway-2"
+    for k in $(seq 2 "$replicas"); do urls="$urls,http://127.0.0.1:$(( ${CHRONIR_HTTP_PORT:-8080} + 10 * (k - 1) ))"; done
+fi
 export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=${CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR:-10000000}   # every user signs up from 127.0.0.1
@@ -44,8 +61,8 @@ until grep -q "API ready" "$out/suite.log"; do
     kill -0 $suite 2>/dev/null || { cat "$out/suite.log"; exit 1; }
     sleep 1
 done
-ctl=$(swift build -c release --show-bin-path)/chronirctl
-"$ctl" load --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
+ctl=$(swift build -c "$CHRONIR_BUILD_CONFIG" --show-bin-path)/chronirctl
+"$ctl" load --url "$urls" --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
 load=$!
 if [ "$replicas" -gt 1 ] || [ -n "$cpu" ] || [ -n "$perf" ]; then
     until grep -q "spike at" "$out/progress.log" 2>/dev/null; do kill -0 $load 2>/dev/null || break; sleep 1; done
@@ -63,10 +80,13 @@ if [ -n "$perf" ]; then
 fi
 if [ "$replicas" -gt 1 ]; then
     if [ -n "$kill_at" ]; then at=$((start + kill_at)); else at=$((spike - 2)); fi
-    while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
-    pid=$(cat .run/pids/scheduler-2.pid)
-    kill -KILL "$pid"
-    echo "[$(date -u +%H:%M:%S)] SIGKILL scheduler-2 (pid $pid)" | tee -a "$out/progress.log" >&2
+    for victim in $victims; do
+        while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
+        pid=$(cat ".run/pids/$victim.pid")
+        kill -KILL "$pid"
+        echo "[$(date -u +%H:%M:%S)] SIGKILL $victim (pid $pid)" | tee -a "$out/progress.log" >&2
+        at=$((at + kill_every))
+    done
 fi
 wait $load
 [ -z "$cpu" ] || wait $sampler

@@ -11,9 +11,15 @@ struct HTTPClients: Sendable {
     /// `devices` simulated devices, `devicesPerClient` to a client, each device with up to
     /// `connectionsPerDevice` connections (at least `minimumPerClient` per client). A client takes
     /// twice its share of connections: devices picked by ``client(for:)`` do not spread evenly.
-    init(devices: Int, devicesPerClient: Int = 32, connectionsPerDevice: Int, minimumPerClient: Int = 16) {
+    /// `connectTimeout`: how long a connection is tried (AsyncHTTPClient tries again and again
+    /// until then); short with several gateways, so a request for a killed one fails over soon
+    /// (with the default 10 s, each such request waited 10 s for a refused port).
+    init(devices: Int, devicesPerClient: Int = 32, connectionsPerDevice: Int, minimumPerClient: Int = 16,
+         connectTimeout: Duration = .seconds(10)) {
         let count = max(1, (devices + devicesPerClient - 1) / devicesPerClient)
         var configuration = HTTPClient.Configuration()
+        configuration.timeout.connect = .nanoseconds(connectTimeout.components.seconds * 1_000_000_000
+                                                     + connectTimeout.components.attoseconds / 1_000_000_000)
         configuration.connectionPool = .init(
             idleTimeout: .seconds(600),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(minimumPerClient, 2 * devicesPerClient * connectionsPerDevice))

@@ -28,13 +28,16 @@ final class LiveListener: Sendable {
         self.user = user
     }
 
-    func start(client: HTTPClient, base: String, token: @escaping @Sendable () -> String,
+    /// Streams from the user's gateway (``Gateways``); after a drop it reconnects, to another
+    /// gateway when its own failed.
+    func start(client: HTTPClient, gateways: Gateways, token: @escaping @Sendable () -> String,
                onNotification: @escaping @Sendable (LiveNotification, Date) -> Void) {
         let t = Task { [self] in
             var lastId: Int?
             // The fast decoder: Foundation's took a large share of the generator's CPU in a burst.
             let decoder = JSONCoding.decoder()
             while !Task.isCancelled {
+                let base = gateways.base(for: user)
                 var request = HTTPClientRequest(url: base + "/v1/me/events")
                 request.headers.add(name: "Authorization", value: "Bearer \(token())")
                 request.headers.add(name: "Accept", value: "text/event-stream")
@@ -66,6 +69,7 @@ final class LiveListener: Sendable {
                     }
                 } catch {
                     if Task.isCancelled { break }
+                    gateways.failed(base)
                 }
                 if Task.isCancelled { break }
                 self.connected.store(false, ordering: .relaxed)

@@ -16,13 +16,13 @@ struct LoadCommand: AsyncParsableCommand {
         commandName: "load",
         abstract: "Drive the running suite with users, groups, alarms and live streams; report lateness and losses.",
         discussion: """
-            HTTP goes only to --url. Tiers are set with the operator's internal request (as \
+            HTTP goes only to the gateways of --url. Tiers are set with the operator's internal request (as \
             `chronirctl tier set`), to the services named by the usual CHRONIR_<SERVICE>_RPC \
             variables (default loopback). Alarm creation is rate-limited per user \
             (CHRONIR_ALARM_CREATIONS_PER_MINUTE): 429s are waited out and counted, not errors.
             """)
 
-    @Option(help: "The gateway's base URL.")
+    @Option(help: "The gateway's base URL, or several gateway replicas' separated by commas (devices are spread over them; one that fails is passed over).")
     var url = "http://127.0.0.1:8080"
 
     @Option(help: "Users to sign up.")
@@ -79,7 +79,7 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Also write the JSON report to this file.")
     var jsonFile: String?
 
-    @Flag(help: "Exit with status 1 when a push was lost or duplicated, a completion failed, or a request got a 5xx or transport error.")
+    @Flag(help: "Exit with status 1 when a push was lost or duplicated, a completion failed, or a request got a 5xx or a transport error it was not sent again after.")
     var check = false
 
     func validate() throws {
@@ -98,9 +98,12 @@ struct LoadCommand: AsyncParsableCommand {
         // Up to `connectionsPerUser` request connections per simulated device, as a fleet of
         // phones would have: a burst of completions (a user may complete several fires of the
         // same minute) then measures the server, not this client's pool.
-        let requests = HTTPClients(devices: users, connectionsPerDevice: connectionsPerUser, minimumPerClient: max(16, concurrency))
-        let streams = HTTPClients(devices: users, connectionsPerDevice: 1)
-        let http = LoadHTTP(clients: requests, base: url.hasSuffix("/") ? String(url.dropLast()) : url,
+        let gateways = Gateways(url)
+        let connect: Duration = gateways.bases.count > 1 ? .seconds(2) : .seconds(10)
+        let requests = HTTPClients(devices: users, connectionsPerDevice: connectionsPerUser, minimumPerClient: max(16, concurrency),
+                                   connectTimeout: connect)
+        let streams = HTTPClients(devices: users, connectionsPerDevice: 1, connectTimeout: connect)
+        let http = LoadHTTP(clients: requests, gateways: gateways,
                             recorder: recorder, traceSample: traceSample)
         let runner = LoadRunner(options: self, http: http, streams: streams, recorder: recorder, tracker: tracker)
         let outcome: Result<LoadReport, any Error>

@@ -17,7 +17,8 @@ struct LoadResponse: Sendable {
 struct LoadHTTP: Sendable {
     /// A device's requests go through the client of its token.
     let clients: HTTPClients
-    let base: String
+    /// The gateways (`--url`); a device keeps to one, and moves on when it fails.
+    let gateways: Gateways
     let recorder: LoadRecorder
     let traceSample: Double
     let maxRetries = 20
@@ -25,12 +26,13 @@ struct LoadHTTP: Sendable {
     /// Sends `body` (already JSON) as `operation` (a label such as `POST /v1/alarms`).
     /// `retryTransport`: a request that is safe to repeat (idempotent, such as a completion of a
     /// given occurrence) is sent again, up to twice, after a transport error; the error still
-    /// counts in the report.
+    /// counts in the report. With several gateways, the repeat goes to another one.
     func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil,
               retryTransport: Bool = false) async -> LoadResponse {
         var attempt = 0
         var transportAttempt = 0
         while true {
+            let base = gateways.base(for: token ?? path)
             var request = HTTPClientRequest(url: base + path)
             request.method = method
             if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -51,6 +53,7 @@ struct LoadHTTP: Sendable {
                 let collected = try await response.body.collect(upTo: 4 << 20)
                 let seconds = Self.seconds(started.duration(to: .now))
                 let status = Int(response.status.code)
+                gateways.answered(base)
                 if status == 429, attempt < maxRetries {
                     recorder.rateLimited(operation)
                     attempt += 1
@@ -63,6 +66,7 @@ struct LoadHTTP: Sendable {
                 return LoadResponse(status: status, body: Data(buffer: collected))
             } catch {
                 recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))
+                gateways.failed(base)
                 if retryTransport, transportAttempt < 2 {
                     transportAttempt += 1
                     recorder.transportRetried(operation)

@@ -86,7 +86,10 @@ struct LoadReport: Codable, Sendable {
     var sampledTraces: [SampledTrace]
 
     /// What breaks the guarantees: lost or duplicated pushes, failed completions, 5xx and
-    /// transport errors. Empty for a clean run (`chronirctl load --check` fails otherwise).
+    /// transport errors of requests that were not sent again (a completion that met a killed
+    /// gateway and was sent again to another is not one: the generator retried it, as a device
+    /// would, and `failedCompletions` counts it if the repeat failed too). Empty for a clean run
+    /// (`chronirctl load --check` fails otherwise).
     var problems: [String] {
         let p = pushes
         var out: [String] = []
@@ -97,7 +100,8 @@ struct LoadReport: Codable, Sendable {
         if p.duplicateCompletionPushes > 0 { out.append("\(p.duplicateCompletionPushes) completion pushes duplicated") }
         if p.failedCompletions > 0 { out.append("\(p.failedCompletions) completions failed") }
         if serverErrors > 0 { out.append("\(serverErrors) responses were 5xx") }
-        if transportErrors > 0 { out.append("\(transportErrors) requests failed in transport") }
+        let unrecovered = transportErrors - transportRetries
+        if unrecovered > 0 { out.append("\(unrecovered) requests failed in transport and were not sent again") }
         return out
     }
 

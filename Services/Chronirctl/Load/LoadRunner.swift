@@ -149,7 +149,7 @@ final class LoadRunner: Sendable {
     func listen(_ users: [User]) async throws {
         let all = users.enumerated().map { i, u -> LiveListener in
             let l = LiveListener(user: u.uid)
-            l.start(client: streams.client(at: i), base: http.base, token: { u.token }) { [weak self] n, at in
+            l.start(client: streams.client(at: i), gateways: http.gateways, token: { u.token }) { [weak self] n, at in
                 self?.notified(n, user: u, at: at)
             }
             return l
