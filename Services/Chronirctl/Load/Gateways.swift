@@ -8,7 +8,7 @@ import Synchronization
 final class Gateways: Sendable {
     /// The base URLs, without a trailing slash.
     let bases: [String]
-    private let downUntil: Mutex<[(until: ContinuousClock.Instant, failures: Int)?]>
+    private let downUntil: Mutex<[(until: ContinuousClock.Instant, failures: Int, noted: ContinuousClock.Instant)?]>
 
     init(_ list: String) {
         let bases = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -17,17 +17,23 @@ final class Gateways: Sendable {
         downUntil = Mutex(Array(repeating: nil, count: self.bases.count))
     }
 
-    /// The gateway for `key`: its own unless that one failed in the last two seconds.
+    /// The gateway for `key`: its own unless that one failed lately. Once a failed gateway's
+    /// pause is over, one request probes it (the others keep away for 3 s more) rather than
+    /// every device's at once.
     func base(for key: String) -> String {
         let home = Int(UInt(bitPattern: Self.hash(key)) % UInt(bases.count))
-        let now = ContinuousClock.now
-        let down = downUntil.withLock { $0 }
-        for step in 0..<bases.count {
-            let i = (home + step) % bases.count
-            if let d = down[i], d.until > now { continue }
-            return bases[i]
+        guard bases.count > 1 else { return bases[home] }
+        return downUntil.withLock { down in
+            let now = ContinuousClock.now
+            for step in 0..<bases.count {
+                let i = (home + step) % bases.count
+                guard let d = down[i] else { return bases[i] }
+                if d.until > now { continue }
+                down[i] = (now + .seconds(3), d.failures, d.noted)
+                return bases[i]
+            }
+            return bases[home]
         }
-        return bases[home]
     }
 
     /// Notes a transport failure at `base`.
@@ -36,9 +42,9 @@ final class Gateways: Sendable {
         downUntil.withLock { down in
             let now = ContinuousClock.now
             // Failures of requests that were under way together count once.
-            if let d = down[i], d.until > now { return }
+            if let d = down[i], d.noted + .seconds(1) > now { return }
             let failures = (down[i]?.failures ?? 0) + 1
-            down[i] = (now + .seconds(min(30, 2 << min(failures - 1, 4))), failures)
+            down[i] = (now + .seconds(min(30, 2 << min(failures - 1, 4))), failures, now)
         }
     }
 
