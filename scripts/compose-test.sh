@@ -9,8 +9,10 @@
 #   4. smoke test through the gateway with `chronirctl load --check` run inside the gateway's
 #      container: users sign up, open the live stream, create alarms due at the next minute,
 #      receive each fire once, complete it, and group members receive the completion once;
-#   5. scales the scheduler 1 → 3 and 3 → 1 while alarms are pending, each time checking that
-#      every fire is delivered exactly once;
+#   5. scales every service 1 → 2 (the scheduler 1 → 3) while alarms are pending; SIGKILLs
+#      replica 2 of each service in turn while alarms fire over two minutes, devices spread over
+#      both gateways; scales everything back to 1 while alarms are pending: each time every
+#      fire and completion push arrives exactly once, no completion fails, no 5xx;
 #   6. tears everything down (containers, volume, network).
 # Timings are printed per step. The OTel collector and Jaeger images cannot be fetched here,
 # so the stack runs without them (CHRONIR_OTLP_ENDPOINT empty).
@@ -66,7 +68,8 @@ step "Docker API and docker-compose"
 podman_api
 compose_install
 export CHRONIR_IMAGE_PREFIX=localhost/chronir CHRONIR_POSTGRES_IMAGE=localhost/chronir-postgres:15
-export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:$PORT"
+# A range: each gateway replica publishes one port of it (the first is $PORT while there is one).
+export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:$PORT-$((PORT + 3))"
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000   # the smoke runs sign every user up from one address
 # The bus keys (CurveZMQ), throwaway: readable by the containers' user (uid 10001).
 export CHRONIR_BUS_KEYS_DIR="$PODMAN_WORK/keys"
@@ -123,8 +126,12 @@ dc up -d --no-build postgres accounts alarms scheduler notifications invitations
 for s in postgres "${SERVICES[@]}"; do await_healthy "$s" 1; done
 # Each container's health check is its own readiness; the gateway's /healthz asks every service,
 # which may take a few more seconds (the gateway can be ready before it reached them all).
-for i in $(seq 1 60); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
-curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || fail "gateway not reachable on 127.0.0.1:$PORT, or a service not healthy"
+GATEWAY=${PROJECT}_gateway_1
+# The host port of the range the gateway got (podman port: 8080/tcp -> 127.0.0.1:18080).
+HOST_PORT=$(podman port "$GATEWAY" 8080 | head -1 | sed 's/.*://')
+[ -n "$HOST_PORT" ] || fail "the gateway published no port"
+for i in $(seq 1 60); do curl -fsS "http://127.0.0.1:$HOST_PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
+curl -fsS "http://127.0.0.1:$HOST_PORT/healthz" >/dev/null || fail "gateway not reachable on 127.0.0.1:$HOST_PORT, or a service not healthy"
 step "all healthy"
 # The roles' passwords are the generated secrets: the role name as password (the old compose file's) is refused.
 if podman exec -e PGPASSWORD=chronir_accounts "${PROJECT}_postgres_1" psql -h 127.0.0.1 -U chronir_accounts -d chronir -c 'SELECT 1' >/dev/null 2>&1; then
@@ -134,7 +141,6 @@ podman exec -e PGPASSWORD="$(cat "$CHRONIR_SECRETS_DIR/db_accounts")" "${PROJECT
     psql -h 127.0.0.1 -U chronir_accounts -d chronir -c 'SELECT 1' >/dev/null || fail "chronir_accounts cannot sign in with its secret"
 step "database roles use the generated passwords"
 
-GATEWAY=$(podman ps --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=gateway" --format '{{.Names}}' | head -1)
 # chronirctl load inside the gateway's container: HTTP to the gateway on loopback, tiers by
 # the operator's request to accounts and alarms over the compose network.
 # The operator's key goes into the gateway's container for this (chronirctl runs as the operator).
@@ -150,33 +156,80 @@ load --users 4 --alarms 8 --group-share 1 --group-size 2 --lead 5 > "$PODMAN_WOR
     || { cat "$PODMAN_WORK/load-1.txt"; fail "smoke test"; }
 grep -E "^(fire|completion)" "$PODMAN_WORK/load-1.txt" || true
 
-# A load run in the background whose alarms are pending while the scheduler is scaled.
+# Every service but the scheduler, and the scheduler (replicas scale separately).
+STATELESS=(accounts alarms notifications invitations billing gateway)
+# scale N S: every service to N replicas and the scheduler to S, the containers already running
+# kept. `up --scale` converges on the count, so a failed call (the Docker API over podman's
+# socket timing out on a loaded machine) is simply made again; its output is kept and shown
+# when every try failed (a bare `set -e` exit here once left no trace in CI).
+scale() {
+    local n=$1 s=$2 label=$3 args=() try
+    for svc in "${STATELESS[@]}"; do args+=(--scale "$svc=$n"); done
+    args+=(--scale "scheduler=$s")
+    for try in 1 2 3; do
+        dc up -d --no-build --no-recreate "${args[@]}" "${SERVICES[@]}" > "$PODMAN_WORK/scale-$label.txt" 2>&1 && break
+        echo "  scale to $n (scheduler $s): try $try failed:" >&2
+        sed 's/^/    /' "$PODMAN_WORK/scale-$label.txt" >&2
+        [ "$try" -lt 3 ] || return 1
+        sleep 3
+    done
+    for svc in "${STATELESS[@]}"; do await_healthy "$svc" "$n"; done
+    await_healthy scheduler "$s"
+}
+replicas_now() {
+    local svc out=""
+    for svc in "${SERVICES[@]}"; do
+        out="$out $svc=$(podman ps --filter "label=com.docker.compose.project=$PROJECT" --filter "label=com.docker.compose.service=$svc" -q | wc -l)"
+    done
+    echo "$out"
+}
+# A load run in the background whose alarms are pending while the suite is scaled.
 scaled_run() {
-    local replicas=$1 label=$2
+    local n=$1 s=$2 label=$3
     # 12 alarms, 6 of them shared by two groups of 3: 24 fire pushes, 12 completion pushes.
     # (Each owner creates 3: alarm creation is limited to 5 per user per minute.)
     load --users 12 --alarms 12 --group-share 0.5 --group-size 3 --lead 45 > "$PODMAN_WORK/load-$label.txt" 2>&1 &
     local pid=$!
     sleep 15
-    step "scale scheduler to $replicas while the run's alarms are pending"
-    # `up --scale` converges on the count, so a failed call (the Docker API over podman's
-    # socket timing out on a loaded machine) is simply made again; its output is kept and
-    # shown when every try failed (a bare `set -e` exit here once left no trace in CI).
-    local try
-    for try in 1 2 3; do
-        dc up -d --no-build --no-recreate --scale "scheduler=$replicas" scheduler > "$PODMAN_WORK/scale-$label.txt" 2>&1 && break
-        echo "  scale to $replicas: try $try failed:" >&2
-        sed 's/^/    /' "$PODMAN_WORK/scale-$label.txt" >&2
-        [ "$try" -lt 3 ] || { kill "$pid" 2>/dev/null || true; fail "docker-compose could not scale the scheduler to $replicas"; }
-        sleep 3
-    done
-    await_healthy scheduler "$replicas"
-    step "scheduler replicas: $(podman ps --filter "label=com.docker.compose.service=scheduler" --format '{{.Names}}' | tr '\n' ' ')"
-    wait "$pid" || { cat "$PODMAN_WORK/load-$label.txt"; fail "fires across the scale to $replicas"; }
+    step "scale every service to $n, the scheduler to $s, while the run's alarms are pending"
+    scale "$n" "$s" "$label" || { kill "$pid" 2>/dev/null || true; fail "docker-compose could not scale to $n (scheduler $s)"; }
+    step "replicas:$(replicas_now)"
+    wait "$pid" || { cat "$PODMAN_WORK/load-$label.txt"; fail "fires across the scale to $n (scheduler $s)"; }
     grep -E "^(fire|completion)|load check" "$PODMAN_WORK/load-$label.txt" || true
 }
-step "scale 1 → 3 with fires pending"
-scaled_run 3 up
-step "scale 3 → 1 with fires pending"
-scaled_run 1 down
+step "scale 1 → 2 (scheduler 1 → 3) with fires pending"
+scaled_run 2 3 up
+
+# Replica 2 of every service SIGKILLed in turn while alarms fire over two minutes; devices are
+# spread over both gateways (chronirctl runs in gateway 1 and moves a device whose gateway
+# stopped answering to the other; only completions, which are idempotent, are sent again).
+step "kills: one replica of each service SIGKILLed in turn during two minutes of fires"
+load --url "http://127.0.0.1:8080,http://${PROJECT}_gateway_2:8080" --users 12 --alarms 24 --window 2 \
+    --group-share 0.5 --group-size 3 --lead 20 > "$PODMAN_WORK/load-kills.txt" 2>&1 &
+pid=$!
+due=""
+for _ in $(seq 1 240); do
+    due=$(grep -o 'due from [^ ]*' "$PODMAN_WORK/load-kills.txt" | head -1 | cut -d' ' -f3 || true)
+    [ -n "$due" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+done
+[ -n "$due" ] || { cat "$PODMAN_WORK/load-kills.txt"; fail "the kill run did not create its alarms"; }
+# From 3 s before the first due minute, one kill every 4 s: the first minute's fires and
+# completions meet the kills of the scheduler, alarms and notifications replicas.
+at=$(( $(date -d "$due" +%s) - 3 ))
+for svc in scheduler alarms notifications accounts invitations billing gateway; do
+    while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
+    podman kill --signal KILL "${PROJECT}_${svc}_2" >/dev/null || fail "could not SIGKILL ${PROJECT}_${svc}_2"
+    step "SIGKILL ${PROJECT}_${svc}_2"
+    at=$((at + 4))
+done
+wait "$pid" || { cat "$PODMAN_WORK/load-kills.txt"; fail "fires, completions or pushes lost or doubled across the kills"; }
+grep -E "^(fire|completion)|load check|^requests" "$PODMAN_WORK/load-kills.txt" || true
+# The killed containers come back (by their restart policy, or started again by `up`).
+scale 2 3 back || fail "docker-compose could not bring the killed replicas back"
+step "every killed replica is back:$(replicas_now)"
+
+step "scale 2 → 1 (scheduler 3 → 1) with fires pending"
+scaled_run 1 1 down
 step "passed"
