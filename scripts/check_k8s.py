@@ -12,11 +12,15 @@ key and password files are stand-ins (the real ones, if any, are never read):
    kubectl, the two must give the same objects (generated names compared without their hash);
 2. schema: every object against the Kubernetes OpenAPI schemas of KUBERNETES_VERSIONS,
    strictly (an unknown field fails, and so does a kind with no schema);
-3. suite rules checkov cannot know: one replica for every Deployment but the scheduler, no
-   HorizontalPodAutoscaler for them, PodDisruptionBudgets by maxUnavailable, the bus ports
-   those of Shared/ServiceKit/Config/ServiceDirectory.swift, CHRONIR_SERVICE the Deployment's
-   name, probes on /livez and /readyz, every ConfigMap and Secret mounted either rendered or one
-   of those the operator creates (EXTERNAL);
+3. suite rules checkov cannot know: replicas (MIN_REPLICAS: every Deployment sets an int
+   replicas of 2 or more in production, and in the base, rendered alone for this rule; 1 or
+   more in dev), except the one a HorizontalPodAutoscaler scales, which must not set replicas
+   (each apply would reset the autoscaler's count); a HorizontalPodAutoscaler only for the
+   gateway (AUTOSCALED), its target an existing Deployment, minReplicas set, at least
+   MIN_REPLICAS and at most maxReplicas; PodDisruptionBudgets by maxUnavailable: 1; the bus
+   ports those of Shared/ServiceKit/Config/ServiceDirectory.swift, CHRONIR_SERVICE the
+   Deployment's name, probes on /livez and /readyz, every ConfigMap and Secret mounted either
+   rendered or one of those the operator creates (EXTERNAL);
 4. checkov (--framework kubernetes, offline): no failed check, except those in ACCEPTED, each
    with its reason. Severities need a Prisma Cloud key, so every failed check counts.
 """
@@ -44,7 +48,19 @@ OVERLAYS = ["dev", "production"]
 KUBERNETES_VERSIONS = ["1.30.0", "1.33.0"]
 SERVICES = ["accounts", "alarms", "scheduler", "notifications", "invitations", "billing"]
 PRINCIPALS = SERVICES + ["gateway", "operator"]
-SCALABLE = {"scheduler"}
+# The fewest replicas a Deployment (or an autoscaler's minReplicas) may have, per render. "base"
+# is deploy/k8s/base rendered alone, for this rule only. Dev runs one of each on a laptop
+# (overlays/dev/replicas.yaml says why).
+MIN_REPLICAS = {"base": 2, "production": 2, "dev": 1}
+# The Deployments a HorizontalPodAutoscaler may scale, and why the others may not.
+AUTOSCALED = {"gateway"}
+NOT_AUTOSCALED = {
+    "scheduler": "its CPU follows the fires due, in bursts at whole minutes that a CPU average neither "
+                 "predicts nor follows in time, and each change of its count moves partitions; "
+                 "choose its count for the peak",
+}
+NOT_AUTOSCALED_DEFAULT = ("each of its replicas opens up to CHRONIR_DB_POOL_SIZE PostgreSQL connections: "
+                          "its count is chosen for the database's max_connections, not by CPU")
 OPS_PORT = 9100
 # What the operator creates in the namespace (overlays/production reads no secret from the tree).
 EXTERNAL = ({("ConfigMap", "chronir-bus-public-keys"), ("Secret", "chronir-gateway-ops-token"),
@@ -210,14 +226,9 @@ def suite_rules(objects: list[dict], failures: list[str], name: str) -> None:
     def fail(what: str, message: str) -> None:
         failures.append(f"{name}: {what}: {message}")
 
+    replica_rules(objects, failures, name)
     for dname, d in deployments.items():
         what = f"Deployment/{dname}"
-        replicas = (d.get("spec") or {}).get("replicas")
-        if dname in SCALABLE:
-            if not isinstance(replicas, int) or replicas < 1:
-                fail(what, f"replicas must be set, 1 or more (is {replicas!r})")
-        elif replicas != 1:
-            fail(what, f"replicas must be 1: several {dname} replicas are not supported yet (is {replicas!r})")
         spec = pod_spec(d)
         labels = ((d["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
         if labels.get("app.kubernetes.io/part-of") != "chronir":
@@ -283,12 +294,8 @@ def suite_rules(objects: list[dict], failures: list[str], name: str) -> None:
         for p in pdbs:
             if "minAvailable" in p["spec"] or p["spec"].get("maxUnavailable") != 1:
                 fail(f"PodDisruptionBudget/{p['metadata']['name']}",
-                     "must be maxUnavailable: 1 (minAvailable over one replica blocks every node drain)")
-    for h in by_kind.get("HorizontalPodAutoscaler", []):
-        target = ((h.get("spec") or {}).get("scaleTargetRef") or {}).get("name")
-        if target not in SCALABLE:
-            fail(f"HorizontalPodAutoscaler/{h['metadata']['name']}",
-                 f"scales {target}, which must stay at one replica")
+                     "must be maxUnavailable: 1 (one replica at a time; minAvailable over a Deployment "
+                     "at one replica, as in dev, blocks every node drain)")
     rendered = {(o["kind"], o["metadata"]["name"]) for o in objects}
     external = EXTERNAL if name == "production" else set()
     for dname, d in deployments.items():
@@ -296,6 +303,55 @@ def suite_rules(objects: list[dict], failures: list[str], name: str) -> None:
             if ref not in rendered and ref not in external:
                 fail(f"Deployment/{dname}", f"mounts {ref[0]} {ref[1]}, which is neither rendered nor created "
                                             f"by the operator (EXTERNAL in scripts/check_k8s.py)")
+
+
+def replica_rules(objects: list[dict], failures: list[str], name: str) -> None:
+    """Replicas and HorizontalPodAutoscalers: every Deployment at MIN_REPLICAS[name] or more, set
+    in its spec unless an autoscaler scales it; autoscalers for AUTOSCALED only."""
+    minimum = MIN_REPLICAS[name]
+    deployments = {o["metadata"]["name"]: o for o in objects if o.get("kind") == "Deployment"}
+    autoscaled: dict[str, str] = {}
+
+    def fail(what: str, message: str) -> None:
+        failures.append(f"{name}: {what}: {message}")
+
+    for h in (o for o in objects if o.get("kind") == "HorizontalPodAutoscaler"):
+        what = f"HorizontalPodAutoscaler/{h['metadata']['name']}"
+        spec = h.get("spec") or {}
+        ref = spec.get("scaleTargetRef") or {}
+        target = ref.get("name")
+        if ref.get("kind") != "Deployment" or target not in deployments:
+            fail(what, f"scales {ref.get('kind')} {target}, which is not a Deployment rendered here")
+            continue
+        if target not in AUTOSCALED:
+            fail(what, f"scales {target}: only {', '.join(sorted(AUTOSCALED))} may have an autoscaler; "
+                       f"{target} may not: {NOT_AUTOSCALED.get(target, NOT_AUTOSCALED_DEFAULT)}")
+            continue
+        if target in autoscaled:
+            fail(what, f"scales {target}, which HorizontalPodAutoscaler/{autoscaled[target]} scales already")
+            continue
+        autoscaled[target] = h["metadata"]["name"]
+        low, high = spec.get("minReplicas"), spec.get("maxReplicas")
+        if not is_int(low) or low < minimum:
+            fail(what, f"minReplicas must be set, {minimum} or more (is {low!r})")
+        elif not is_int(high) or high < low:
+            fail(what, f"minReplicas ({low}) must not be above maxReplicas ({high!r})")
+    for dname, d in deployments.items():
+        what = f"Deployment/{dname}"
+        replicas = (d.get("spec") or {}).get("replicas")
+        if dname in autoscaled:
+            # The autoscaler owns the count: a replicas in the manifest would be set again by each
+            # `kubectl apply`, undoing the autoscaler's.
+            if replicas is not None:
+                fail(what, f"replicas must not be set: HorizontalPodAutoscaler/{autoscaled[dname]} owns the "
+                           f"count, and each apply would reset it to {replicas!r}")
+        elif not is_int(replicas) or replicas < minimum:
+            fail(what, f"replicas must be set, {minimum} or more (is {replicas!r})"
+                 + ("; only a Deployment a HorizontalPodAutoscaler scales may leave it out" if replicas is None else ""))
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def references(spec: dict) -> set[tuple[str, str]]:
@@ -373,6 +429,10 @@ def check(k8s_dir: str, workdir: str, stop_early: bool = False, quiet: bool = Fa
         say(f"  {name}: {len(objects)} objects rendered"
             f" ({'kubectl kustomize, the same as scripts/k8s_render.py' if kubectl() else 'scripts/k8s_render.py'};"
             f" {time.monotonic() - started:.1f} s)")
+    # The base alone, for the replica rules (the overlays may change the counts).
+    base = render(os.path.join(k8s_dir, "base"), failures, "base")
+    if base is not None:
+        say(f"  base: {len(base)} objects rendered, for the replica rules")
     if failures and stop_early:
         return failures
     started = time.monotonic()
@@ -383,7 +443,10 @@ def check(k8s_dir: str, workdir: str, stop_early: bool = False, quiet: bool = Fa
         return failures
     for name, objects in rendered.items():
         suite_rules(objects, failures, name)
-    say("  suite rules checked")
+    if base is not None:
+        replica_rules(base, failures, "base")
+    say("  suite rules checked (replicas: " + ", ".join(f"{n} {m}+" for n, m in MIN_REPLICAS.items())
+        + f"; autoscaled: {', '.join(sorted(AUTOSCALED))})")
     if failures and stop_early:
         return failures
     started = time.monotonic()
@@ -436,11 +499,28 @@ def min_available(docs: list[dict]) -> None:
     spec["minAvailable"] = 1
 
 
-HPA = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "gateway"},
-       "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "gateway"},
-                "minReplicas": 1, "maxReplicas": 3,
-                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
-                    "type": "Utilization", "averageUtilization": 70}}}]}}
+def autoscaler(target: str, low: int = 2, high: int = 4) -> dict:
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": target},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+                     "minReplicas": low, "maxReplicas": high,
+                     "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                         "type": "Utilization", "averageUtilization": 70}}}]}}
+
+
+def gateway_autoscaler(change: Callable[[dict], None]) -> Callable[[str], None]:
+    return edit_docs("base/gateway.yaml",
+                     lambda docs: change(next(d for d in docs if d["kind"] == "HorizontalPodAutoscaler")["spec"]))
+
+def without_autoscaler(path: str) -> Callable[[str], None]:
+    return edit_docs(path, lambda docs: docs.remove(next(d for d in docs if d["kind"] == "HorizontalPodAutoscaler")))
+
+
+def both(*breakages: Callable[[str], None]) -> Callable[[str], None]:
+    def apply(k8s_dir: str) -> None:
+        for b in breakages:
+            b(k8s_dir)
+    return apply
+
 
 # (name, the breakage, a pattern one of the failures must match)
 CASES: list[tuple[str, Callable[[str], None], str]] = [
@@ -453,10 +533,30 @@ CASES: list[tuple[str, Callable[[str], None], str]] = [
     ("a kind that does not exist", text_edit("base/invitations.yaml", "kind: PodDisruptionBudget",
                                              "kind: PodDisruptionBudgets"),
      r"Couldn't find schema for kind PodDisruptionBudgets"),
-    ("a second accounts replica", edit_docs("base/accounts.yaml", lambda d: deployment(d)["spec"].update(replicas=2)),
-     r"Deployment/accounts: replicas must be 1"),
-    ("an autoscaler for the gateway", append_doc("base/gateway.yaml", HPA),
-     r"HorizontalPodAutoscaler/gateway: scales gateway"),
+    ("accounts at one replica", edit_docs("base/accounts.yaml", lambda d: deployment(d)["spec"].update(replicas=1)),
+     r"(base|production): Deployment/accounts: replicas must be set, 2 or more \(is 1\)"),
+    ("alarms without replicas (and no autoscaler)",
+     edit_docs("base/alarms.yaml", lambda d: deployment(d)["spec"].pop("replicas")),
+     r"Deployment/alarms: replicas must be set, 2 or more \(is None\); only a Deployment a HorizontalPodAutoscaler"),
+    ("an autoscaler for the scheduler", append_doc("base/scheduler.yaml", autoscaler("scheduler")),
+     r"HorizontalPodAutoscaler/scheduler: scales scheduler: only gateway may .*bursts at whole minutes"),
+    ("an autoscaler for billing", append_doc("base/billing.yaml", autoscaler("billing")),
+     r"HorizontalPodAutoscaler/billing: scales billing: only gateway may .*CHRONIR_DB_POOL_SIZE"),
+    ("a gateway autoscaler with minReplicas 1", gateway_autoscaler(lambda s: s.update(minReplicas=1)),
+     r"production: HorizontalPodAutoscaler/gateway: minReplicas must be set, 2 or more \(is 1\)"),
+    ("a gateway autoscaler without minReplicas (1 by default)", gateway_autoscaler(lambda s: s.pop("minReplicas")),
+     r"HorizontalPodAutoscaler/gateway: minReplicas must be set, 2 or more \(is None\)"),
+    ("a gateway autoscaler with minReplicas above maxReplicas",
+     gateway_autoscaler(lambda s: s.update(minReplicas=4, maxReplicas=3)),
+     r"HorizontalPodAutoscaler/gateway: minReplicas \(4\) must not be above maxReplicas \(3\)"),
+    ("a gateway autoscaler whose target does not exist",
+     gateway_autoscaler(lambda s: s["scaleTargetRef"].update(name="gatway")),
+     r"HorizontalPodAutoscaler/gateway: scales Deployment gatway, which is not a Deployment rendered here"),
+    ("replicas on the autoscaled gateway", edit_docs("base/gateway.yaml", lambda d: deployment(d)["spec"].update(replicas=2)),
+     r"Deployment/gateway: replicas must not be set: HorizontalPodAutoscaler/gateway owns the count"),
+    ("the gateway without its autoscaler", both(without_autoscaler("base/gateway.yaml"),
+                                                without_autoscaler("overlays/dev/replicas.yaml")),
+     r"production: Deployment/gateway: replicas must be set, 2 or more \(is None\)"),
     ("a bus port that is not ServiceDirectory's",
      edit_docs("base/invitations.yaml", lambda d: container(d)["ports"][0].update(containerPort=7115)),
      r"Deployment/invitations: the port named rpc must be 7105"),
