@@ -22,7 +22,6 @@ ROOT=$PWD
 export PODMAN_WORK=${CHRONIR_PODMAN_WORK:-$ROOT/.run/podman}
 CONFIG=${CHRONIR_BUILD_CONFIG:-debug}
 PROJECT=${CHRONIR_COMPOSE_PROJECT:-chronirct}
-PORT=${CHRONIR_COMPOSE_TEST_PORT:-18080}
 START=$(date +%s)
 step() { echo "compose-test [$(( $(date +%s) - START )) s] $*"; }
 # Why the run failed, repeated as the last line after the teardown's logs (CI shows the tail).
@@ -68,8 +67,9 @@ step "Docker API and docker-compose"
 podman_api
 compose_install
 export CHRONIR_IMAGE_PREFIX=localhost/chronir CHRONIR_POSTGRES_IMAGE=localhost/chronir-postgres:15
-# A range: each gateway replica publishes one port of it (the first is $PORT while there is one).
-export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:$PORT-$((PORT + 3))"
+# Each gateway replica publishes a port of its own, chosen by the engine ("127.0.0.1::8080"; podman
+# takes no port range); the test reads gateway 1's with `podman port`.
+export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:"
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=100000   # the smoke runs sign every user up from one address
 # The bus keys (CurveZMQ), throwaway: readable by the containers' user (uid 10001).
 export CHRONIR_BUS_KEYS_DIR="$PODMAN_WORK/keys"
@@ -127,7 +127,7 @@ for s in postgres "${SERVICES[@]}"; do await_healthy "$s" 1; done
 # Each container's health check is its own readiness; the gateway's /healthz asks every service,
 # which may take a few more seconds (the gateway can be ready before it reached them all).
 GATEWAY=${PROJECT}_gateway_1
-# The host port of the range the gateway got (podman port: 8080/tcp -> 127.0.0.1:18080).
+# The host port the gateway got (podman port: 127.0.0.1:41235).
 HOST_PORT=$(podman port "$GATEWAY" 8080 | head -1 | sed 's/.*://')
 [ -n "$HOST_PORT" ] || fail "the gateway published no port"
 for i in $(seq 1 60); do curl -fsS "http://127.0.0.1:$HOST_PORT/healthz" >/dev/null 2>&1 && break; sleep 1; done
