@@ -2,6 +2,7 @@
 # Makes the compose secrets that do not exist yet, each a random 48-hex-digit line:
 #   postgres_password   the PostgreSQL superuser (chronir)
 #   db_<service>        the password of role chronir_<service>, one per service
+#   grafana_admin_password   Grafana's admin (user admin)
 # Usage: deploy/generate-secrets.sh [DIR]   (default: deploy/secrets; compose reads
 # CHRONIR_SECRETS_DIR, default ./secrets next to compose.yaml). The directory is 0700: the
 # files themselves are 0644 because compose mounts them as they are into containers whose
@@ -12,7 +13,7 @@ dir=${1:-$(dirname "$0")/secrets}
 mkdir -p "$dir"
 chmod 700 "$dir"
 made=""
-for name in postgres_password db_accounts db_alarms db_scheduler db_notifications db_invitations db_billing; do
+for name in postgres_password db_accounts db_alarms db_scheduler db_notifications db_invitations db_billing grafana_admin_password; do
   [ -s "$dir/$name" ] && continue
   umask 022
   od -An -N24 -tx1 /dev/urandom | tr -d ' \n' > "$dir/$name.tmp"

@@ -13,9 +13,13 @@
 #      replica 2 of each service in turn while alarms fire over two minutes, devices spread over
 #      both gateways; scales everything back to 1 while alarms are pending: each time every
 #      fire and completion push arrives exactly once, no completion fails, no 5xx;
-#   6. tears everything down (containers, volume, network).
-# Timings are printed per step. The OTel collector and Jaeger images cannot be fetched here,
-# so the stack runs without them (CHRONIR_OTLP_ENDPOINT empty).
+#   6. Prometheus (deploy/prometheus, rules with 10 s `for:`) scrapes every replica: each panel of
+#      the Grafana dashboard (deploy/grafana) returns data, and stopping billing fires
+#      ChronirServiceNoReplicaUp;
+#   7. tears everything down (containers, volume, network).
+# Timings are printed per step. The OTel collector, Jaeger and Grafana images cannot be fetched
+# here, so the stack runs without them (CHRONIR_OTLP_ENDPOINT empty; Grafana's dashboard is
+# checked through its queries).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -61,12 +65,21 @@ cp deploy/Dockerfile.host "$CTX/Dockerfile"
 podman build -q -t localhost/chronir/runtime:latest "$CTX" >/dev/null
 for s in "${SERVICES[@]}"; do podman tag localhost/chronir/runtime:latest "localhost/chronir/$s:latest"; done
 podman image exists localhost/chronir-postgres:15 || podman build -q -t localhost/chronir-postgres:15 deploy/postgres >/dev/null
+podman image exists localhost/chronir-prometheus:latest \
+    || podman build -q -t localhost/chronir-prometheus:latest deploy/prometheus/image >/dev/null
 echo "  runtime image $(podman image inspect localhost/chronir/runtime:latest --format '{{.Size}}' | awk '{printf "%.0f MB", $1/1e6}')"
 
 step "Docker API and docker-compose"
 podman_api
 compose_install
 export CHRONIR_IMAGE_PREFIX=localhost/chronir CHRONIR_POSTGRES_IMAGE=localhost/chronir-postgres:15
+export CHRONIR_PROMETHEUS_IMAGE=localhost/chronir-prometheus:latest CHRONIR_PROMETHEUS_PUBLISH="127.0.0.1:"
+# Prometheus with the suite's rules, scraping every 2 s and alerting after 10 s (compose-metrics.sh).
+# shellcheck source=scripts/compose-metrics.sh
+source scripts/compose-metrics.sh
+metrics_config "$PODMAN_WORK/prometheus"
+export CHRONIR_PROMETHEUS_CONFIG="$PODMAN_WORK/prometheus"
+export CHRONIR_ALARM_CREATIONS_PER_MINUTE=1000   # the runs create a user's alarms at once
 # Each gateway replica publishes a port of its own, chosen by the engine ("127.0.0.1::8080"; podman
 # takes no port range); the test reads gateway 1's with `podman port`.
 export CHRONIR_OTLP_ENDPOINT="" CHRONIR_HTTP_PUBLISH="127.0.0.1:"
@@ -122,7 +135,7 @@ await_healthy() {
 }
 
 step "compose up: PostgreSQL, six services, gateway"
-dc up -d --no-build postgres accounts alarms scheduler notifications invitations billing gateway
+dc up -d --no-build postgres accounts alarms scheduler notifications invitations billing gateway prometheus
 for s in postgres "${SERVICES[@]}"; do await_healthy "$s" 1; done
 # Each container's health check is its own readiness; the gateway's /healthz asks every service,
 # which may take a few more seconds (the gateway can be ready before it reached them all).
@@ -140,6 +153,9 @@ fi
 podman exec -e PGPASSWORD="$(cat "$CHRONIR_SECRETS_DIR/db_accounts")" "${PROJECT}_postgres_1" \
     psql -h 127.0.0.1 -U chronir_accounts -d chronir -c 'SELECT 1' >/dev/null || fail "chronir_accounts cannot sign in with its secret"
 step "database roles use the generated passwords"
+PROM_URL="http://$(podman port "${PROJECT}_prometheus_1" 9090 | head -1)"
+for i in $(seq 1 60); do curl -fsS "$PROM_URL/-/ready" >/dev/null 2>&1 && break; sleep 1; done
+curl -fsS "$PROM_URL/-/ready" >/dev/null || fail "Prometheus not ready at $PROM_URL"
 
 # chronirctl load inside the gateway's container: HTTP to the gateway on loopback, tiers by
 # the operator's request to accounts and alarms over the compose network.
@@ -200,11 +216,11 @@ scaled_run() {
 step "scale 1 → 2 (scheduler 1 → 3) with fires pending"
 scaled_run 2 3 up
 
-# Replica 2 of every service SIGKILLed in turn while alarms fire over two minutes; devices are
+# Replica 2 of every service SIGKILLed in turn while alarms fire over three minutes; devices are
 # spread over both gateways (chronirctl runs in gateway 1 and moves a device whose gateway
 # stopped answering to the other; only completions, which are idempotent, are sent again).
-step "kills: one replica of each service SIGKILLed in turn during two minutes of fires"
-load --url "http://127.0.0.1:8080,http://${PROJECT}_gateway_2:8080" --users 12 --alarms 24 --window 2 \
+step "kills: one replica of each service SIGKILLed in turn during three minutes of fires"
+load --url "http://127.0.0.1:8080,http://${PROJECT}_gateway_2:8080" --users 12 --alarms 36 --window 3 \
     --group-share 0.5 --group-size 3 --lead 20 > "$PODMAN_WORK/load-kills.txt" 2>&1 &
 pid=$!
 due=""
@@ -215,9 +231,10 @@ for _ in $(seq 1 240); do
     sleep 0.5
 done
 [ -n "$due" ] || { cat "$PODMAN_WORK/load-kills.txt"; fail "the kill run did not create its alarms"; }
-# From 3 s before the first due minute, one kill every 4 s: the first minute's fires and
-# completions meet the kills of the scheduler, alarms and notifications replicas.
-at=$(( $(date -d "$due" +%s) - 3 ))
+# From 3 s before the second due minute, one kill every 4 s: that minute's fires and completions
+# meet the kills of the scheduler, alarms and notifications replicas, the third minute's come
+# after every kill (the gateway's last).
+at=$(( $(date -d "$due" +%s) + 57 ))
 for svc in scheduler alarms notifications accounts invitations billing gateway; do
     while [ "$(date +%s)" -lt "$at" ]; do sleep 0.2; done
     podman kill --signal KILL "${PROJECT}_${svc}_2" >/dev/null || fail "could not SIGKILL ${PROJECT}_${svc}_2"
@@ -229,6 +246,21 @@ grep -E "^(fire|completion)|load check|^requests" "$PODMAN_WORK/load-kills.txt" 
 # The killed containers come back (by their restart policy, or started again by `up`).
 scale 2 3 back || fail "docker-compose could not bring the killed replicas back"
 step "every killed replica is back:$(replicas_now)"
+
+step "metrics: Prometheus finds every replica, and every dashboard panel's query returns data"
+for _ in $(seq 1 30); do
+    targets=$(prom_query 'up == 1' || echo 0)
+    [ "$targets" -eq 15 ] && break
+    sleep 1
+done
+[ "$targets" -eq 15 ] || fail "Prometheus scrapes $targets replicas up, not the 15 running (2 of each service, 3 schedulers)"
+echo "  targets up: $targets"
+check_dashboard deploy/grafana/dashboards/chronir-overview.json
+step "alert: billing stopped (every replica), ChronirServiceNoReplicaUp fires"
+dc stop billing >/dev/null 2>&1 || fail "could not stop billing"
+await_alert ChronirServiceNoReplicaUp billing 90
+step "ChronirServiceNoReplicaUp firing for billing (Prometheus /api/v1/alerts)"
+scale 2 3 billing-back || fail "docker-compose could not start billing again"
 
 step "scale 2 → 1 (scheduler 3 → 1) with fires pending"
 scaled_run 1 1 down
