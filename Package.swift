@@ -65,8 +65,6 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", exact: "0.2.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", exact: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
-        // OTLP/HTTP only: the gRPC exporter would add grpc-swift to every build.
-        .package(url: "https://github.com/swift-otel/swift-otel.git", exact: "1.6.0", traits: ["OTLPHTTP"]),
         // Transitive dependencies, pinned here too so that every build resolves the same graph
         // (Package.resolved cannot be committed on these machines; see docs/architecture.md).
         .package(url: "https://github.com/apple/swift-algorithms.git", exact: "1.2.1"),
@@ -80,10 +78,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-http2.git", exact: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-transport-services.git", exact: "1.28.0"),
         .package(url: "https://github.com/apple/swift-numerics.git", exact: "1.1.1"),
-        .package(url: "https://github.com/apple/swift-protobuf.git", exact: "1.39.0"),
         .package(url: "https://github.com/apple/swift-service-context.git", exact: "1.5.1"),
         .package(url: "https://github.com/apple/swift-system.git", exact: "1.8.1"),
-        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context.git", exact: "1.0.0"),
     ],
     targets: [
         // MARK: Build version
@@ -159,7 +155,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings

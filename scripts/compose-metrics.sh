@@ -14,7 +14,7 @@ metrics_config() {
     rm -rf "$dir"
     cp -r deploy/prometheus "$dir"
     rm -rf "$dir/image" "$dir/tests"
-    sed -i -E 's/^(  (scrape|evaluation)_interval): .*/\1: 2s/; s/refresh_interval: .*/refresh_interval: 5s/' "$dir/prometheus.yml"
+    sed -i -E 's/^(  (scrape|evaluation)_interval|  scrape_timeout): .*/\1: 2s/; s/refresh_interval: .*/refresh_interval: 5s/' "$dir/prometheus.yml"
     sed -i -E 's/^( +for:) .*/\1 10s/' "$dir"/rules/*.yml
     chmod -R a+rX "$dir"
 }

@@ -199,6 +199,21 @@ replicas_now() {
     done
     echo "$out"
 }
+step "traces: a request's spans from every replica's file in the shared volume, by chronirctl trace in a container"
+tid=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+curl -fsS -o /dev/null -X POST "http://127.0.0.1:$HOST_PORT/v1/auth/signup" -H "traceparent: 00-$tid-00f067aa0ba902b7-01" \
+    -H 'Content-Type: application/json' -d "{\"email\":\"trace-$tid@example.com\",\"password\":\"a long enough password\",\"displayName\":\"Trace\"}" \
+    || fail "the traced sign-up failed"
+traced=""
+for _ in $(seq 1 20); do
+    traced=$(podman exec "$GATEWAY" chronirctl trace "$tid" 2>&1 || true)
+    echo "$traced" | grep -q 'accounts/' && echo "$traced" | grep -q 'gateway/' && break
+    sleep 0.5
+done
+echo "$traced" | sed -n '1,6p'
+echo "$traced" | grep -q 'accounts/' && echo "$traced" | grep -q 'gateway/' \
+    || fail "chronirctl trace in the gateway's container did not find the gateway's and accounts' spans of trace $tid"
+
 # A load run in the background whose alarms are pending while the suite is scaled.
 scaled_run() {
     local n=$1 s=$2 label=$3

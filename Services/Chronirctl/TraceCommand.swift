@@ -48,10 +48,12 @@ struct TraceCommand: ParsableCommand {
     }
 
     /// The span files to read: those given, else `CHRONIR_TRACE_FILE`, else every `*.jsonl` of
-    /// `CHRONIR_TRACE_DIR` or of `.run/traces` under the working directory (`make run`'s).
+    /// `CHRONIR_TRACE_DIR` or of `.run/traces` under the working directory (`make run`'s). A
+    /// `CHRONIR_TRACE_FILE` naming `{instance}` is a pattern for replicas (compose), not a file:
+    /// the directory is read instead.
     static func spanFiles(given: [String], environment: [String: String]) throws -> [String] {
         if !given.isEmpty { return given }
-        if let file = environment["CHRONIR_TRACE_FILE"], !file.isEmpty { return [file] }
+        if let file = environment["CHRONIR_TRACE_FILE"], !file.isEmpty, !file.contains("{instance}") { return [file] }
         let directory = environment["CHRONIR_TRACE_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? ".run/traces"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let found = names.filter { $0.hasSuffix(".jsonl") }.sorted().map { (directory as NSString).appendingPathComponent($0) }

@@ -8,7 +8,8 @@ import Testing
 
 /// Trace ids in logs: a request sent with a `traceparent` leaves the gateway's access line with
 /// that trace id, and, at debug level, the alarm service's lines for the request it handled.
-/// The services run as processes here (their log is their standard error, JSON lines).
+/// The services run as processes here (their log is their standard error, JSON lines), exporting
+/// their spans over OTLP to a local receiver and to span files at once: the trace is whole in both.
 @Suite("Trace ids in logs", .serialized)
 struct TraceLogTests {
     /// The JSON log lines of `output` whose `trace_id` is `traceID`.
@@ -24,15 +25,27 @@ struct TraceLogTests {
     func traceIDInLogs() async throws {
         let suite = try await TestSuite(label: "tracelog")
         let httpPort = freePort(), alarmsOps = freePort()
+        let receiver = OTLPReceiver()
+        try await receiver.start()
+        let spanDir = FileManager.default.temporaryDirectory.appendingPathComponent("tracelog-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: spanDir, withIntermediateDirectories: true)
+        defer { receiver.stop(); try? FileManager.default.removeItem(at: spanDir) }
+        // OTLP and the span file together, batches every 200 ms.
+        func tracing(_ name: String) -> [String: String] {
+            ["OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "200",
+             "CHRONIR_TRACE_FILE": spanDir.appendingPathComponent("\(name).jsonl").path]
+        }
         var processes: [TestProcess] = []
         do {
             for (name, level) in [("accounts", "info"), ("alarms", "debug")] {
                 processes.append(try TestProcess(name, environment: suite.environment(for: name, extra: [
                     "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": level,
-                    "CHRONIR_OPS_PORT": name == "alarms" ? String(alarmsOps) : "0"]), label: "tracelog-\(name)"))
+                    "CHRONIR_OPS_PORT": name == "alarms" ? String(alarmsOps) : "0"].merging(tracing(name)) { a, _ in a }),
+                    label: "tracelog-\(name)"))
             }
             let gateway = try TestProcess("gateway", environment: suite.environment(for: "gateway", extra: [
-                "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": "info", "CHRONIR_HTTP_PORT": String(httpPort)]), label: "tracelog-gateway")
+                "CHRONIR_LOG_FORMAT": "json", "CHRONIR_LOG_LEVEL": "info", "CHRONIR_HTTP_PORT": String(httpPort)]
+                .merging(tracing("gateway")) { a, _ in a }), label: "tracelog-gateway")
             processes.append(gateway)
             suite.gatewayPort.withLock { $0 = httpPort }
             let ready = await eventually(timeout: .seconds(60)) {
@@ -68,7 +81,31 @@ struct TraceLogTests {
             #expect(text.contains("chronir_database_available 1"), "\(text.prefix(2000))")
             #expect(text.contains("chronir_outbox_backlog{stream=\"alarms\"}") && text.contains("chronir_outbox_oldest_unrelayed_seconds{stream=\"alarms\"}"),
                     "\(text.prefix(2000))")
-            print("trace \(traceID): \(access.count) access line(s) in the gateway's log, \(handled.count) line(s) in alarms'")
+            // The trace over OTLP: the gateway's server span and the alarm service's span of the
+            // request, same trace id, in the same parent chain as the files hold.
+            let exported = await eventually(timeout: .seconds(10)) {
+                Set(receiver.spans.filter { $0.traceId == traceID }.map(\.service)).isSuperset(of: ["gateway", "alarms"])
+            }
+            let otlp = receiver.spans.filter { $0.traceId == traceID }
+            #expect(exported, "spans received over OTLP: \(receiver.spans.map { "\($0.service) \($0.name)" })")
+            #expect(receiver.refused.withLock { $0 } == 0)
+            #expect(otlp.contains { $0.service == "gateway" && $0.kind == 2 && $0.parentSpanId == "00f067aa0ba902b7" }, "\(otlp)")
+            #expect(otlp.contains { $0.service == "alarms" && $0.name.hasPrefix("alarms.create") }, "\(otlp)")
+            // The span files hold the same spans (each file is flushed every 250 ms).
+            func inFiles() -> Set<String> {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: spanDir.path)) ?? []
+                return Set(files.flatMap { file in
+                    ((try? String(contentsOf: spanDir.appendingPathComponent(file), encoding: .utf8)) ?? "").split(separator: "\n")
+                        .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                        .filter { $0["traceId"] as? String == traceID }.compactMap { $0["spanId"] as? String }
+                })
+            }
+            func viaOTLPNow() -> Set<String> { Set(receiver.spans.filter { $0.traceId == traceID }.map(\.spanId)) }
+            let same = await eventually(timeout: .seconds(5)) { inFiles() == viaOTLPNow() }
+            let viaOTLP = viaOTLPNow()
+            #expect(same, "the span files and OTLP hold the same spans: files \(inFiles().count), OTLP \(viaOTLP.count)")
+            print("trace \(traceID): \(access.count) access line(s) in the gateway's log, \(handled.count) line(s) in alarms', "
+                  + "\(viaOTLP.count) spans over OTLP, \(inFiles().count) in the span files")
         } catch {
             for p in processes { _ = await p.terminate() }
             await suite.shutdown()

@@ -50,6 +50,11 @@ struct TraceCommandTests {
         let fromVariable = try run(["trace", trace], environment: ["CHRONIR_TRACE_DIR": traces], directory: NSTemporaryDirectory())
         #expect(fromVariable.status == 0 && fromVariable.output.contains("2 span(s)"), "\(fromVariable.output)")
 
+        // Compose: CHRONIR_TRACE_FILE is the replicas' pattern, the directory holds their files.
+        let compose = try run(["trace", trace], environment: ["CHRONIR_TRACE_DIR": traces, "CHRONIR_TRACE_FILE": traces + "/{instance}.jsonl"],
+                              directory: NSTemporaryDirectory())
+        #expect(compose.status == 0 && compose.output.contains("2 span(s)"), "\(compose.output)")
+
         let nothing = try run(["trace", trace], environment: [:], directory: NSTemporaryDirectory())
         #expect(nothing.status != 0 && nothing.output.contains("no span files"), "\(nothing.output)")
     }

@@ -75,20 +75,22 @@ public final class ServiceRuntime: Sendable {
         self.rpcFrame = rpcFrame
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
+        // `{instance}` in the path stands for this replica's instance id: replicas sharing a
+        // directory (compose's traces volume) each write a file of their own.
         if let path = environment.optional("CHRONIR_TRACE_FILE") {
-            spanFile = try FileSpanExporter(path: path)
+            spanFile = try FileSpanExporter(path: path.replacingOccurrences(of: "{instance}", with: instance))
         } else {
             spanFile = nil
         }
-        let tracer: any Tracer
-        if let otlp = try OTLPTracing.make(service: service, instance: instance, environment: environment) {
-            tracer = otlp.tracer
-            otlpExporter = otlp.service
-        } else {
-            tracer = ChronirTracer(service: service, instance: instance, exporter: spanFile,
+        // The span file and OTLP together: one tracer, so both hold the same spans, with the ids
+        // the log lines carry.
+        let otlp = try OTLPSpanExporter.make(service: service, instance: instance, environment: environment,
+                                             logger: logs.logger("tracing"))
+        otlpExporter = otlp
+        let exporters: [any SpanExporter] = [spanFile as (any SpanExporter)?, otlp].compactMap { $0 }
+        let tracer = ChronirTracer(service: service, instance: instance,
+                                   exporter: exporters.isEmpty ? nil : exporters.count == 1 ? exporters[0] : SpanExporters(exporters),
                                    rootSampleRatio: try environment.ratio("CHRONIR_TRACE_SAMPLE", 1))
-            otlpExporter = nil
-        }
         self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
         telemetry.gauge("chronir_build_info", [("version", version), ("service", service)]).record(1)
         self.zmq = try BusKeys.context(principal: principal ?? service, environment: environment, logger: logger,

@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import Messaging
-import OTel
 import Tracing
 import Synchronization
 
@@ -61,18 +60,12 @@ public struct JSONLogHandler: LogHandler {
 }
 
 extension LogSetup {
-    /// `trace_id` and `span_id` of the current span: the file tracer's (``ChronirTracer``), or
-    /// swift-otel's when spans go out over OTLP; nothing outside a span.
-    static let traceMetadata: Logger.MetadataProvider = {
-        let otel = OTel.makeLoggingMetadataProvider()
-        return Logger.MetadataProvider {
-            guard let context = ServiceContext.current else { return [:] }
-            if let identity = context.traceIdentity {
-                return ["trace_id": .string(identity.traceID), "span_id": .string(identity.spanID)]
-            }
-            return otel.get()
-        }
-    }()
+    /// `trace_id` and `span_id` of the current span (``ChronirTracer``, whose spans go to the
+    /// span file and over OTLP alike); nothing outside a span.
+    static let traceMetadata = Logger.MetadataProvider {
+        guard let identity = ServiceContext.current?.traceIdentity else { return [:] }
+        return ["trace_id": .string(identity.traceID), "span_id": .string(identity.spanID)]
+    }
 }
 
 /// Where log lines go: standard error, serialized so lines never interleave.
