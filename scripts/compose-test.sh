@@ -9,8 +9,10 @@
 #   4. smoke test through the gateway with `chronirctl load --check` run inside the gateway's
 #      container: users sign up, open the live stream, create alarms due at the next minute,
 #      receive each fire once, complete it, and group members receive the completion once;
-#   5. scales every service 1 → 2 (the scheduler 1 → 3) while alarms are pending; SIGKILLs
-#      replica 2 of each service in turn while alarms fire over two minutes, devices spread over
+#   5. reads a traced request with `chronirctl trace` in the gateway's container (span files of
+#      every replica in the shared traces volume); scales every service 1 → 2 (the scheduler
+#      1 → 3) while alarms are pending; SIGKILLs replica 2 of each service in turn while alarms
+#      fire over three minutes, devices spread over
 #      both gateways; scales everything back to 1 while alarms are pending: each time every
 #      fire and completion push arrives exactly once, no completion fails, no 5xx;
 #   6. Prometheus (deploy/prometheus, rules with 10 s `for:`) scrapes every replica: each panel of
@@ -207,11 +209,11 @@ curl -fsS -o /dev/null -X POST "http://127.0.0.1:$HOST_PORT/v1/auth/signup" -H "
 traced=""
 for _ in $(seq 1 20); do
     traced=$(podman exec "$GATEWAY" chronirctl trace "$tid" 2>&1 || true)
-    echo "$traced" | grep -q 'accounts/' && echo "$traced" | grep -q 'gateway/' && break
+    echo "$traced" | grep -q ' accounts accounts.signup process' && echo "$traced" | grep -q ' gateway HTTP POST' && break
     sleep 0.5
 done
 echo "$traced" | sed -n '1,6p'
-echo "$traced" | grep -q 'accounts/' && echo "$traced" | grep -q 'gateway/' \
+echo "$traced" | grep -q ' accounts accounts.signup process' && echo "$traced" | grep -q ' gateway HTTP POST' \
     || fail "chronirctl trace in the gateway's container did not find the gateway's and accounts' spans of trace $tid"
 
 # A load run in the background whose alarms are pending while the suite is scaled.

@@ -94,7 +94,7 @@ struct KeysCommand: AsyncParsableCommand {
             print(Table.render(header: ["SERVICE", "RESULT"], rows: outcomes.map { [$0.target, $0.detail] }))
             let failed = outcomes.filter { !$0.reloaded }.map(\.target)
             if !failed.isEmpty { throw CommandFailure("not reloaded: \(failed.joined(separator: ", "))") }
-            print("the gateway (and a scheduler scaled behind one name) reads its keys on SIGHUP: docker compose -f deploy/compose.yaml kill -s HUP gateway scheduler")
+            print("the gateway, and the replicas a reload did not reach (a service scaled behind one name), read their keys on SIGHUP: docker compose -f deploy/compose.yaml kill -s HUP gateway accounts alarms scheduler notifications invitations billing")
         }
     }
 }

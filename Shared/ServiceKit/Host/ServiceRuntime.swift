@@ -44,8 +44,8 @@ public final class ServiceRuntime: Sendable {
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
     public let spanFile: FileSpanExporter?
-    /// The OTLP exporter (swift-otel) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; run it first
-    /// so it stops last and sends every span.
+    /// The OTLP exporter (``OTLPSpanExporter``) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; run it
+    /// first so it stops last and sends every span.
     public let otlpExporter: (any Service)?
     /// The build version (``BuildInfo/version``: `git describe` at build time), reported by
     /// health, `/livez` and the `chronir_build_info` metric.
