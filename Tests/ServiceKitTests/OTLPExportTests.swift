@@ -10,8 +10,9 @@ import Synchronization
 @testable import SuiteSupport
 import Testing
 
-/// With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans leave each service over OTLP/HTTP (swift-otel)
-/// to a collector — here a local HTTP server that records what the real protocol sends.
+/// With `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans leave each service over OTLP/HTTP with JSON
+/// bodies (`OTLPSpanExporter`) to a collector — here a local HTTP server that records what the
+/// real protocol sends.
 @Suite("OTLP export")
 struct OTLPExportTests {
     @Test("one trace reaches the collector from gateway, alarms and scheduler, with messaging attributes")
@@ -21,7 +22,7 @@ struct OTLPExportTests {
         router.post("/v1/traces") { request, _ -> Response in
             let body = try await request.body.collect(upTo: 16 << 20)
             received.withLock { $0.append((request.headers[.contentType] ?? "", Data(buffer: body))) }
-            return Response(status: .ok, headers: [.contentType: "application/x-protobuf"])
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
         }
         let port = freePort()
         let collector = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
@@ -41,13 +42,12 @@ struct OTLPExportTests {
         }) { s in
             let u = try await s.signup("Exporter")
             let traceId = (0..<32).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
-            let traceBytes = Data(stride(from: 0, to: 32, by: 2).map {
-                UInt8(traceId[traceId.index(traceId.startIndex, offsetBy: $0)...].prefix(2), radix: 16)!
-            })
+            // OTLP/JSON writes ids in lower-case hex.
+            let traceBytes = Data("\"traceId\":\"\(traceId)\"".utf8)
             let r = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Exported", "schedule": scheduleJSON()],
                                         headers: ["traceparent": "00-\(traceId)-00f067aa0ba902b7-01"])
             #expect(r.status == 201)
-            // Each export names its service instance in the resource; the trace id travels as 16 raw bytes.
+            // Each export names its service instance in the resource; the trace id travels as hex.
             func exported(by instance: String) -> [Data] {
                 received.withLock { $0.map(\.body).filter { $0.range(of: Data(instance.utf8)) != nil && $0.range(of: traceBytes) != nil } }
             }
@@ -60,7 +60,9 @@ struct OTLPExportTests {
                 #expect(scheduler.range(of: Data(text.utf8)) != nil, "no \(text) in the scheduler's export")
             }
             #expect(exported(by: "gateway-test").reduce(Data(), +).range(of: Data("HTTP POST".utf8)) != nil)
-            #expect(received.withLock { $0.allSatisfy { $0.contentType == "application/x-protobuf" } })
+            #expect(received.withLock { $0.allSatisfy { $0.contentType == "application/json" } })
+            // Every body is an OTLP/JSON ExportTraceServiceRequest a collector accepts.
+            #expect(received.withLock { $0.allSatisfy { OTLPReceiver.parse($0.body) != nil } })
         }
     }
 }
