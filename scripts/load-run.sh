@@ -39,6 +39,7 @@ rm -rf "$out" && mkdir -p "$out/traces"
 export CHRONIR_BUILD_CONFIG=${CHRONIR_BUILD_CONFIG:-release} CHRONIR_SCHEDULER_REPLICAS=$replicas CHRONIR_TRACE_DIR=$PWD/$out/traces
 victims="scheduler-2"
 urls=http://127.0.0.1:${CHRONIR_HTTP_PORT:-8080}
+unset CHRONIR_REPLICAS   # --replicas decides (a value left in the environment would replicate what is not killed)
 if [ "$replicas" -gt 1 ] && [ -z "$scheduler_only" ]; then
     export CHRONIR_REPLICAS=$replicas
     victims="scheduler-2 alarms-2 notifications-2 accounts-2 invitations-2 billing-2 gateway-2"

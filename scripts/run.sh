@@ -163,6 +163,8 @@ export CHRONIR_HTTP_HOST=${CHRONIR_HTTP_HOST:-$listen} CHRONIR_OPS_HOST=${CHRONI
 for s in $services scheduler gateway; do
     n=$(replicas_of "$s")
     case "$n" in ''|*[!0-9]*|0) echo "CHRONIR_${s^^}_REPLICAS / CHRONIR_REPLICAS=$n: expected a number ≥ 1" >&2; exit 2 ;; esac
+    # Replica k takes ports + 10 × (k − 1): an 11th would take the next service's (ServiceDirectory.swift).
+    [ "$n" -le 10 ] || { echo "CHRONIR_${s^^}_REPLICAS / CHRONIR_REPLICAS=$n: at most 10 replicas on one machine" >&2; exit 2; }
     export "CHRONIR_${s^^}_REPLICAS=$n"
 done
 # Spans go to .run/traces/<name>.jsonl unless CHRONIR_TRACE_DIR says elsewhere (empty: nowhere).

@@ -28,26 +28,30 @@ public struct EndpointDiscovery: Sendable {
     /// Whether any configured endpoint names a host that discovery can expand.
     public var hasNames: Bool { configured.contains { Self.nameAndPort($0) != nil } }
 
-    /// The endpoints to connect now. `previous`: what is connected; a name that does not resolve
-    /// this time keeps the addresses it had (a DNS hiccup must not disconnect live replicas).
-    public func current(previous: [String] = []) -> [String] {
-        var out: [String] = []
+    /// The endpoints to connect now for each configured endpoint. `previous`: what each one had;
+    /// a name that does not resolve this time keeps its own addresses (a DNS hiccup must not
+    /// disconnect live replicas), or stays the name when it never resolved.
+    public func resolved(previous: [String: [String]] = [:]) -> [String: [String]] {
+        var out: [String: [String]] = [:]
         for endpoint in configured {
             guard let (host, port) = Self.nameAndPort(endpoint) else {
-                out.append(endpoint)
+                out[endpoint] = [endpoint]
                 continue
             }
             let found = resolve(host).sorted()
-            if found.isEmpty {
-                let kept = previous.filter { Self.expanded($0, from: endpoint, port: port) }
-                out += kept.isEmpty ? [endpoint] : kept
-            } else {
-                out += found.map { "tcp://\($0):\(port)" }
-            }
+            out[endpoint] = found.isEmpty ? (previous[endpoint] ?? [endpoint]) : found.map { "tcp://\($0):\(port)" }
         }
-        var seen = Set<String>()
-        return out.filter { seen.insert($0).inserted }
+        return out
     }
+
+    /// The endpoints of `resolved` in the configured order, each once.
+    public func flatten(_ resolved: [String: [String]]) -> [String] {
+        var seen = Set<String>()
+        return configured.flatMap { resolved[$0] ?? [] }.filter { seen.insert($0).inserted }
+    }
+
+    /// The endpoints to connect now (``resolved(previous:)`` flattened).
+    public func current() -> [String] { flatten(resolved()) }
 
     /// What to connect and disconnect to go from `connected` to `wanted`: new addresses are
     /// connected before anything is disconnected, so a request never lacks a route it had.
@@ -64,13 +68,6 @@ public struct EndpointDiscovery: Sendable {
         let host = String(rest[..<colon]), port = String(rest[rest.index(after: colon)...])
         guard !host.isEmpty, host != "*", !host.contains(";"), Int(port) != nil, !isAddress(host) else { return nil }
         return (host, port)
-    }
-
-    /// Whether `endpoint` is an address endpoint `configured` (a name on `port`) expanded to.
-    private static func expanded(_ endpoint: String, from configured: String, port: String) -> Bool {
-        guard endpoint != configured, endpoint.hasPrefix("tcp://"), endpoint.hasSuffix(":\(port)") else { return false }
-        let host = endpoint.dropFirst("tcp://".count).dropLast(port.count + 1)
-        return isAddress(String(host))
     }
 
     static func isAddress(_ host: String) -> Bool {

@@ -6,10 +6,11 @@ extension SocketActor {
     /// addresses that appeared, then disconnects those that went away (a replica scaled down or
     /// replaced). Ends when the socket is closed. The number of changes is in
     /// ``SocketStats/discoveryChanges``.
-    func startDiscovery(_ discovery: EndpointDiscovery, every interval: Duration, connected: [String]) {
+    func startDiscovery(_ discovery: EndpointDiscovery, every interval: Duration, resolved: [String: [String]]) {
         let step = min(interval, .milliseconds(100))
         let thread = Thread { [weak self] in
-            var connected = connected
+            var resolved = resolved
+            var connected = discovery.flatten(resolved)
             var waited = Duration.zero
             while true {
                 Thread.sleep(forTimeInterval: Double(step.components.attoseconds) * 1e-18 + Double(step.components.seconds))
@@ -17,7 +18,8 @@ extension SocketActor {
                 waited += step
                 guard waited >= interval else { continue }
                 waited = .zero
-                let wanted = discovery.current(previous: connected)
+                resolved = discovery.resolved(previous: resolved)
+                let wanted = discovery.flatten(resolved)
                 let (add, remove) = EndpointDiscovery.changes(from: connected, to: wanted)
                 for endpoint in add { socket.connect(endpoint) }
                 for endpoint in remove { socket.disconnect(endpoint) }

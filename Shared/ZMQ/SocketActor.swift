@@ -113,7 +113,9 @@ public final class SocketActor: Sendable {
             let d = EndpointDiscovery(options.connects, resolve: options.resolve ?? EndpointDiscovery.addresses(of:))
             return d.hasNames && interval > .zero ? (d, interval) : nil
         }
-        let connects = discovery?.0.current() ?? options.connects
+        // The first lookup runs here, when the socket is made (at a service's start).
+        let resolved = discovery?.0.resolved()
+        let connects = discovery.map { $0.0.flatten(resolved ?? [:]) } ?? options.connects
         var bound: [String] = []
         do {
             try raw.set(ZMQ_SNDHWM, options.sendHighWaterMark)
@@ -156,7 +158,7 @@ public final class SocketActor: Sendable {
         let thread = Thread { [self] in self.runLoop() }
         thread.name = "zmq:\(name)"
         thread.start()
-        if let (d, interval) = discovery { startDiscovery(d, every: interval, connected: connects) }
+        if let (d, interval) = discovery { startDiscovery(d, every: interval, resolved: resolved ?? [:]) }
     }
 
     // MARK: - API for async code

@@ -16,11 +16,12 @@ struct EndpointDiscoveryTests {
         #expect(!EndpointDiscovery(["tcp://127.0.0.1:1", "tcp://[::1]:2"]).hasNames)
     }
 
-    @Test("a name that does not resolve is kept as the name, or keeps the addresses it had")
+    @Test("a name that does not resolve is kept as the name, or keeps the addresses it had (its own only)")
     func unresolved() {
-        let d = EndpointDiscovery(["tcp://alarms:7102"]) { _ in [] }
-        #expect(d.current() == ["tcp://alarms:7102"])
-        #expect(d.current(previous: ["tcp://10.0.0.1:7102", "tcp://10.0.0.2:7999"]) == ["tcp://10.0.0.1:7102"])
+        let d = EndpointDiscovery(["tcp://alarms:7102", "tcp://billing:7102"]) { host in host == "billing" ? ["10.0.0.9"] : [] }
+        #expect(d.current() == ["tcp://alarms:7102", "tcp://10.0.0.9:7102"])
+        let kept = d.resolved(previous: ["tcp://alarms:7102": ["tcp://10.0.0.1:7102"], "tcp://billing:7102": ["tcp://10.0.0.8:7102"]])
+        #expect(d.flatten(kept) == ["tcp://10.0.0.1:7102", "tcp://10.0.0.9:7102"])
     }
 
     @Test("changes connect what appeared and disconnect what went away")

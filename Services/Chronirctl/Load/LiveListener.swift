@@ -44,6 +44,9 @@ final class LiveListener: Sendable {
                 if let lastId { request.headers.add(name: "Last-Event-ID", value: String(lastId)) }
                 do {
                     let response = try await client.execute(request, timeout: .hours(4))
+                    // An answer is not a transport failure: the gateway is up (a 503 while it
+                    // drains is retried after the pause below, at the same gateway).
+                    gateways.answered(base)
                     guard response.status == .ok else { throw LoadFailure("live stream answered \(response.status.code)") }
                     var pending = [UInt8]()
                     var data = [UInt8]()
@@ -67,6 +70,8 @@ final class LiveListener: Sendable {
                         }
                         pending.removeFirst(start)
                     }
+                } catch is LoadFailure {
+                    if Task.isCancelled { break }
                 } catch {
                     if Task.isCancelled { break }
                     gateways.failed(base)

@@ -9,16 +9,14 @@ public final class FileSpanExporter: SpanExporter, Service {
     private let handle: FileHandle
     private let buffer = Mutex<Data>(Data())
 
-    /// Opens (creating or appending to) `path`.
+    /// Opens (creating or appending to) `path`, with `O_APPEND`: every write lands at the end
+    /// even when another process appends to the same file.
     public init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) {
-            FileManager.default.createFile(atPath: path, contents: nil)
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)])
         }
-        guard let h = FileHandle(forWritingAtPath: path) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-        }
-        h.seekToEndOfFile()
-        handle = h
+        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
     }
 
     public func export(_ span: FinishedSpan) {

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DequeModule
 import Foundation
 import Logging
 import NIOCore
@@ -13,19 +14,20 @@ import Synchronization
 /// Batches go out every `OTEL_BSP_SCHEDULE_DELAY` ms (default 5000) or at 512 spans; at most
 /// 10 000 wait (the oldest are dropped and counted when the collector is slow or gone). A
 /// failed batch is logged once a minute at most and dropped: tracing never holds up the work.
+/// At shutdown what is left is sent for at most 3 s. Requests go through `HTTPClient.shared`
+/// (nothing to shut down, so a process that fails to start, or never runs the exporter, is fine).
 public final class OTLPSpanExporter: SpanExporter, Service {
     /// The URL spans are posted to (`…/v1/traces`).
     public let endpoint: String
     private let resource: [String: String]
     private let delay: Duration
     private let logger: Logger
-    private let http: HTTPClient
     private let state = Mutex(State())
     private let maxBatch = 512
     private let maxQueued = 10_000
 
     private struct State {
-        var queue: [FinishedSpan] = []
+        var queue = Deque<FinishedSpan>()
         var dropped = 0
         var sent = 0
         var failed = 0
@@ -60,9 +62,6 @@ public final class OTLPSpanExporter: SpanExporter, Service {
         self.resource = ["service.name": serviceName, "service.instance.id": instance]
         self.delay = delay
         self.logger = logger
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(2), read: .seconds(10))
-        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     public func export(_ span: FinishedSpan) {
@@ -92,13 +91,14 @@ public final class OTLPSpanExporter: SpanExporter, Service {
                 await self.flush()
             }
         }
-        await flush()
-        try? await http.shutdown()
+        await flush(for: .seconds(3))
     }
 
-    /// Sends everything queued now, in batches of at most 512 spans.
-    public func flush() async {
-        while true {
+    /// Sends everything queued now, in batches of at most 512 spans; with `limit`, for at most that
+    /// long (what is left then is dropped).
+    public func flush(for limit: Duration? = nil) async {
+        let deadline = limit.map { ContinuousClock.now + $0 }
+        while deadline.map({ ContinuousClock.now < $0 }) ?? true {
             let batch = state.withLock { s -> [FinishedSpan] in
                 let n = min(s.queue.count, maxBatch)
                 let b = Array(s.queue.prefix(n))
@@ -106,17 +106,18 @@ public final class OTLPSpanExporter: SpanExporter, Service {
                 return b
             }
             guard !batch.isEmpty else { return }
-            await send(batch)
+            let left = deadline.map { ContinuousClock.now.duration(to: $0) } ?? .seconds(10)
+            await send(batch, timeout: max(.seconds(1), min(left, .seconds(10))))
         }
     }
 
-    private func send(_ batch: [FinishedSpan]) async {
+    private func send(_ batch: [FinishedSpan], timeout: Duration = .seconds(10)) async {
         var request = HTTPClientRequest(url: endpoint)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         do {
             request.body = .bytes(ByteBuffer(data: try OTLPJSON.body(batch, resource: resource)))
-            let response = try await http.execute(request, timeout: .seconds(10))
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeout.components.seconds))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             guard (200..<300).contains(Int(response.status.code)) else {
                 throw OTLPExportFailed("the collector answered \(response.status.code)")
