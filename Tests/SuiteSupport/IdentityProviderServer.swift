@@ -17,15 +17,14 @@ final class IdentityProviderServer: Sendable {
 
     /// The current key of each provider (`apple`, `google`).
     private let current = Mutex<[String: SigningKey]>([:])
-    private let port = Mutex<Int?>(nil)
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let server = LocalHTTPServer()
     let fetches = Mutex<[String: Int]>([:])
 
     init() throws {
         for p in ["apple", "google"] { try rotate(p) }
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port.withLock { $0 } ?? 0)" }
+    var baseURL: String { server.baseURL }
 
     /// What the accounts service needs to trust this server.
     func environment(appleAudience: String = "app.chronir.ios", googleAudience: String = "chronir-web.apps.googleusercontent.com") -> [String: String] {
@@ -58,15 +57,10 @@ final class IdentityProviderServer: Sendable {
             let body = try JSONSerialization.data(withJSONObject: ["keys": [jwk]])
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { channel in self.port.withLock { $0 = channel.localAddress?.port } })
-        task.withLock { $0 = Task { try await app.runService() } }
-        guard await eventually(timeout: .seconds(10), { self.port.withLock { $0 } != nil }) else {
-            throw TestSetupError("the identity provider server did not start")
-        }
+        try await server.start(router, name: "identity provider server")
     }
 
-    func stop() { task.withLock { $0?.cancel() } }
+    func stop() { server.stop() }
 
     struct Claims: JWTPayload {
         var iss: IssuerClaim

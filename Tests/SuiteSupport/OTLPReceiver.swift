@@ -16,12 +16,11 @@ final class OTLPReceiver: Sendable {
         var kind: Int
     }
 
-    private let port = Mutex<Int?>(nil)
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    private let server = LocalHTTPServer()
     private let received = Mutex<[ReceivedSpan]>([])
     let refused = Mutex(0)
 
-    var endpoint: String { "http://127.0.0.1:\(port.withLock { $0 } ?? 0)" }
+    var endpoint: String { server.baseURL }
     var spans: [ReceivedSpan] { received.withLock { $0 } }
 
     func start() async throws {
@@ -36,15 +35,10 @@ final class OTLPReceiver: Sendable {
             self.received.withLock { $0 += spans }
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{}")))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { channel in self.port.withLock { $0 = channel.localAddress?.port } })
-        task.withLock { $0 = Task { try await app.runService() } }
-        guard await eventually(timeout: .seconds(10), { self.port.withLock { $0 } != nil }) else {
-            throw TestSetupError("the OTLP receiver did not start")
-        }
+        try await server.start(router, name: "OTLP receiver")
     }
 
-    func stop() { task.withLock { $0?.cancel() } }
+    func stop() { server.stop() }
 
     /// The spans of an OTLP/JSON request, or nil when it is not one (ids must be hex of the
     /// right length, times decimal strings, as the JSON mapping of opentelemetry-proto says).
