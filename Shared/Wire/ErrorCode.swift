@@ -39,6 +39,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case accountExistsUnverified = "CA033"
     /// The request needs an address the caller proved (answer the verification mail first).
     case emailNotVerified = "CA034"
+    /// `sharedWith` named people who never accepted an invitation to the alarm: sharing is by
+    /// consent, through `POST /v1/invitations` (`details.field`, `details.userIds`).
+    case sharingNeedsInvitation = "CA035"
 
     /// The upper-case name used in documentation and messages.
     public var name: String {
@@ -77,6 +80,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .unsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE"
         case .accountExistsUnverified: "ACCOUNT_EXISTS_UNVERIFIED"
         case .emailNotVerified: "EMAIL_NOT_VERIFIED"
+        case .sharingNeedsInvitation: "SHARING_NEEDS_INVITATION"
         }
     }
 
@@ -91,7 +95,7 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
         case .methodNotAllowed: 405
         case .unsupportedMediaType: 415
         case .alarmNotFound, .notFound: 404
-        case .scheduleInvalid, .validationFailed, .messageInvalid, .receiptInvalid,
+        case .scheduleInvalid, .validationFailed, .messageInvalid, .receiptInvalid, .sharingNeedsInvitation,
              .osAlarmPermissionDenied, .notificationPermissionDenied: 400
         case .photoTooLarge, .payloadTooLarge: 413
         case .networkUnavailable, .serviceUnavailable: 503

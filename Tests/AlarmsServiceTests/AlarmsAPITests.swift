@@ -9,7 +9,10 @@ import Testing
 @Suite("Alarms through the gateway")
 struct AlarmsAPITests {
     func withSuite(creationsPerMinute: Int = 1000, _ body: (TestSuite) async throws -> Void) async throws {
-        try await withTestSuite(label: "alarms", start: { try $0.startCore(creationsPerMinute: creationsPerMinute) }, body)
+        try await withTestSuite(label: "alarms", start: { s in
+            try s.startCore(creationsPerMinute: creationsPerMinute)
+            try s.startInvitations()
+        }, body)
     }
 
     func create(_ s: TestSuite, _ u: TestUser, _ extra: [String: Any] = [:], schedule: [String: Any] = scheduleJSON()) async throws -> HTTPResult {
@@ -116,10 +119,11 @@ struct AlarmsAPITests {
             let member = try await s.signup("Member")
             let stranger = try await s.signup("Stranger")
             try await s.setTier(owner, "premium")
-            let r = try await create(s, owner, ["sharedWith": [member.uid]])
+            let r = try await create(s, owner)
             #expect(r.status == 201, "\(r.text)")
-            #expect(r.json["isShared"] == .bool(true))
             let id = try #require(r.json["id"]?.stringValue)
+            try await s.share(id, owner: owner, with: [member])
+            #expect(try await s.request(.GET, "/v1/alarms/\(id)", token: owner.token).json["isShared"] == .bool(true))
             for (method, body) in [(HTTPMethodName.GET, nil as [String: Any]?), (.PATCH, ["title": "x"]), (.DELETE, nil)] {
                 let foreign = try await s.request(method.nio, "/v1/alarms/\(id)", token: stranger.token, json: body)
                 let unknown = try await s.request(method.nio, "/v1/alarms/does-not-exist", token: stranger.token, json: body)
@@ -233,7 +237,7 @@ struct AlarmsAPITests {
             _ = try await s.request(.POST, "/v1/alarms/\(ids[3])/completions", token: u.token, json: ["status": "completed"])
             ids.append(try #require(try await create(s, u, ["title": "New"]).json["id"]?.stringValue))
             // Shared with someone else, then unshared: the other user's feed gets it, then a tombstone.
-            _ = try await s.request(.PATCH, "/v1/alarms/\(ids[4])", token: u.token, json: ["sharedWith": [other.uid]])
+            try await s.share(ids[4], owner: u, with: [other])
             let otherFeed1 = try await s.request(.GET, "/v1/alarms?since=0", token: other.token)
             let otherChanges1 = try #require(otherFeed1.json["changes"]?.arrayValue, "\(otherFeed1.text)")
             #expect(otherChanges1.count == 1)
@@ -343,7 +347,8 @@ struct AlarmsAPITests {
             try await s.setTier(friend, "premium")
             for k in 0..<5 { _ = try await create(s, u, ["title": "Monthly \(k)"], schedule: scheduleJSON(day: 5 - k)) }
             _ = try await create(s, u, ["title": "Weekly rent"], schedule: scheduleJSON("weekly", day: 3))
-            _ = try await create(s, friend, ["title": "Shared thing", "sharedWith": [u.uid]])
+            let sharedThing = try #require(try await create(s, friend, ["title": "Shared thing"]).json["id"]?.stringValue)
+            try await s.share(sharedThing, owner: friend, with: [u])
             var seen: [String] = []
             var cursor: String? = nil
             repeat {

@@ -21,9 +21,8 @@ struct PhotoTests {
         try await s.request(.PUT, "/v1/alarms/\(alarm)/photo", token: token, bytes: bytes, headers: ["Content-Type": type])
     }
 
-    func alarm(_ s: TestSuite, _ token: String, sharedWith: [String] = []) async throws -> String {
-        var body: [String: Any] = ["title": "Water the ficus", "schedule": scheduleJSON("weekly", day: 2)]
-        if !sharedWith.isEmpty { body["sharedWith"] = sharedWith }
+    func alarm(_ s: TestSuite, _ token: String) async throws -> String {
+        let body: [String: Any] = ["title": "Water the ficus", "schedule": scheduleJSON("weekly", day: 2)]
         let r = try await s.request(.POST, "/v1/alarms", token: token, json: body)
         return try #require(r.json["id"]?.stringValue, "\(r.text)")
     }
@@ -48,7 +47,8 @@ struct PhotoTests {
         #expect(await eventually { (try? await objects()) == 0 })
         // Sharing needs Premium: the owner of the shared alarm has it.
         _ = try await s.setTier(owner, "premium")
-        let id = try await alarm(s, owner.token, sharedWith: [member.uid])
+        let id = try await alarm(s, owner.token)
+        try await s.share(id, owner: owner, with: [member])
 
         // Types are judged from the bytes.
         let gif = try await put(s, id, owner.token, Self.gif, type: "image/gif")
@@ -126,6 +126,7 @@ struct PhotoTests {
     func embedded() async throws {
         try await withTestSuite(label: "photos", start: { s in
             try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms"])
+            try s.startInvitations()
         }) { s in
             try await exercise(s) {
                 try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
@@ -149,6 +150,7 @@ struct PhotoTests {
         try await withTestSuite(label: "photos_s3", start: { s in
             try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms", "CHRONIR_S3_ENDPOINT": endpoint, "CHRONIR_S3_BUCKET": "chronir-test",
                                           "CHRONIR_S3_ACCESS_KEY_ID": "testing", "CHRONIR_S3_SECRET_ACCESS_KEY": "testing-secret"])
+            try s.startInvitations()
         }) { s in
             try await exercise(s) {
                 // The bucket's listing (moto answers it without credentials).

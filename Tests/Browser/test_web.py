@@ -165,6 +165,50 @@ def test_group_members_see_each_others_completions(new_page):
     shot(b, "group-toast")
 
 
+def test_a_shared_alarm_follows_the_owners_edit_pause_and_delete_live(new_page):
+    """Issue 41 item 2: Blake's screen follows what Avery does to the alarm they share, without
+    a reload: the live stream's silent `alarm_changed` makes the app read the delta feed."""
+    a = new_page(1280, 800)
+    b = new_page()
+    _, uid_a = sign_up(a, "Avery")
+    sign_up(b, "Blake")
+    set_tier(uid_a, "premium")
+    reload_me(a)
+    create_from_preset(a, "custom-90", title="Take the bins out")
+    card = a.locator("[data-alarm]").filter(has_text="Take the bins out")
+    card.click()
+    a.get_by_role("button", name="Share by link").click()
+    link = a.get_by_label("Invitation link").input_value()
+    b.goto(link)
+    expect(b.get_by_text("Avery invited you to the alarm “Take the bins out”.")).to_be_visible()
+    b.get_by_role("button", name="Accept").click()
+    b_card = b.locator("[data-alarm]").filter(has_text="Take the bins out")
+    expect(b_card).to_be_visible(timeout=10_000)
+    b_card.click()
+    expect(b.get_by_role("heading", name="Take the bins out")).to_be_visible()
+    expect(b.get_by_role("button", name="Leave")).to_be_visible()
+    # Avery renames it: Blake's page shows the new title, with no reload of Blake's page.
+    b.evaluate("window.__notReloaded = true")
+    a.keyboard.press("Escape")
+    a.get_by_role("button", name="Edit").click()
+    a.get_by_label("Title").fill("Bins and recycling")
+    a.get_by_role("button", name="Save").click()
+    expect(b.get_by_role("heading", name="Bins and recycling")).to_be_visible(timeout=5_000)
+    # Avery pauses it: Blake's page says so.
+    a.get_by_role("button", name="Pause").click()
+    expect(b.get_by_text("paused", exact=True)).to_be_visible(timeout=5_000)
+    shot(b, "shared-follows-phone")
+    assert b.evaluate("window.__notReloaded === true"), "Blake's page was reloaded"
+    # Avery deletes it (sent when the undo window closes): Blake is told and back on the list.
+    a.get_by_role("button", name="Delete").click()
+    expect(b.locator(".toast").filter(has_text="was deleted by its owner")).to_be_visible(timeout=15_000)
+    expect(b.locator("[data-alarm]").filter(has_text="Bins and recycling")).to_have_count(0)
+    assert b.url.endswith("#/alarms"), b.url
+    assert b.evaluate("window.__notReloaded === true"), "Blake's page was reloaded"
+    b.set_viewport_size({"width": 1280, "height": 800})
+    shot(b, "shared-follows-desktop")
+
+
 def test_a_free_user_meets_the_paywall_on_the_third_alarm(new_page):
     page = new_page()
     sign_up(page, "Frugal")

@@ -64,14 +64,18 @@ struct ContractTests {
 
     @Test("every event the services published matches its schema in proto/events")
     func publishedEvents() async throws {
-        try await withTestSuite(label: "events", start: { try $0.startCore() }) { s in
+        try await withTestSuite(label: "events", start: { s in
+            try s.startCore()
+            try s.startInvitations()
+        }) { s in
             let owner = try await s.signup("Owner")
             let member = try await s.signup("Member")
             try await s.setTier(owner, "premium")
             let created = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
-                "title": "Shared", "sharedWith": [member.uid], "preAlarmOffsets": ["1d"], "assignedTo": member.uid,
-                "schedule": scheduleJSON("weekly", day: 2)])
+                "title": "Shared", "preAlarmOffsets": ["1d"], "schedule": scheduleJSON("weekly", day: 2)])
             let id = try #require(created.json["id"]?.stringValue)
+            try await s.share(id, owner: owner, with: [member])
+            #expect(try await s.request(.PATCH, "/v1/alarms/\(id)", token: owner.token, json: ["assignedTo": member.uid]).status == 200)
             _ = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: member.token, json: ["status": "completed"])
             _ = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: owner.token, json: ["status": "skipped"])
             _ = try await s.request(.PUT, "/v1/me/devices/d1", token: member.token, json: ["platform": "android", "pushToken": "t"])

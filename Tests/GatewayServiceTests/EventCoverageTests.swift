@@ -85,7 +85,8 @@ struct EventCoverageTests {
 
             // alarms.alarm-completed and scheduler.completion-push (a member completes a shared
             // alarm: the owner is told); alarms.alarm-skipped.
-            let shared = try await alarm(s, owner, ["title": "Shared", "sharedWith": [member.uid]])
+            let shared = try await alarm(s, owner, ["title": "Shared"])
+            try await s.share(shared, owner: owner, with: [member])
             let done = try await s.request(.POST, "/v1/alarms/\(shared)/completions", token: member.token, json: ["status": "completed"])
             #expect(done.status == 201, "\(done.text)")
             #expect(await s.awaitPublished(SchedulerEvents.completionPush), "no completion push for the shared alarm")

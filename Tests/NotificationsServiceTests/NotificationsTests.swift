@@ -21,6 +21,7 @@ struct NotificationsTests {
             try s.start("scheduler", migrations: SchedulerService.migrations,
                         extra: ["CHRONIR_SCHEDULER_PARTITIONS": "16"], build: SchedulerService.build)
             try s.startNotifications(push)
+            try s.startInvitations()
         }) { s in try await body(s, push) }
     }
 
@@ -153,8 +154,9 @@ struct NotificationsTests {
             let bob = try await s.signup("Bob")
             try await s.setTier(owner, "premium")
             let created = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
-                "title": "Feed the cat", "schedule": scheduleJSON("annual", day: 1), "sharedWith": [ann.uid, bob.uid]])
+                "title": "Feed the cat", "schedule": scheduleJSON("annual", day: 1)])
             let id = try #require(created.json["id"]?.stringValue, "\(created.text)")
+            try await s.share(id, owner: owner, with: [ann, bob])
             let occurrence = try #require(created.json["nextFireDate"]?.stringValue)
             // Alarms learns display names from the accounts stream; Ann signed up a moment ago.
             let known = try await eventually {

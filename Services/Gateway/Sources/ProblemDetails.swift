@@ -93,6 +93,7 @@ struct ProblemDetails: Encodable, Sendable {
         case .unsupportedMediaType: "Unsupported media type"
         case .accountExistsUnverified: "Unverified account holds this address"
         case .emailNotVerified: "Email not verified"
+        case .sharingNeedsInvitation: "Sharing needs an accepted invitation"
         }
     }
 }

@@ -38,6 +38,10 @@ public enum AlarmsEvents {
         public var assignedTo: String?
         public var snoozeDurationMinutes: Int
         public var version: Int
+        /// Whose devices and live streams should read the alarm again because of this change:
+        /// every member and former member but the person who made it. Absent when the change
+        /// reaches them otherwise (a completion's or a miss's own push) or concerns no one else.
+        public var syncMembers: [String]?
 
         public init(id: String, ownerId: String, title: String, schedule: Schedule, nextFireDate: Date?, isActive: Bool,
                     isPaused: Bool, deleted: Bool, preAlarmOffsetsMinutes: [Int], members: [String], alertMembers: [String],
@@ -57,6 +61,7 @@ public enum AlarmsEvents {
             self.assignedTo = assignedTo
             self.snoozeDurationMinutes = snoozeDurationMinutes
             self.version = version
+            self.syncMembers = nil
         }
     }
 

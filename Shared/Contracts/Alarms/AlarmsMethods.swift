@@ -30,6 +30,21 @@ public enum AlarmsMethods {
         public static let type = "alarms.update"
     }
 
+    /// Takes a member off a shared alarm: its owner removes anyone, a member leaves
+    /// (`userId` "me" or their own id). Their devices and live streams are told (`alarm_changed`).
+    public struct RemoveMember: RPCMethod {
+        public struct Request: Codable, Sendable {
+            public var id: String
+            public var userId: String
+            public init(id: String, userId: String) {
+                self.id = id
+                self.userId = userId
+            }
+        }
+        public typealias Response = Alarm
+        public static let type = "alarms.remove-member"
+    }
+
     public struct Delete: RPCMethod {
         public typealias Request = AlarmRef
         public typealias Response = Alarm

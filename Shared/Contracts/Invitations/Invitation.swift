@@ -11,8 +11,10 @@ public struct Invitation: Codable, Sendable, Equatable {
     public var referenceName: String
     public var inviterId: String
     public var inviterDisplayName: String
-    /// Nil for an open link invitation.
+    /// Nil for an open link invitation or one to an account.
     public var inviteeEmail: String?
+    /// The account invited (an invitation by account, `inviteeUserId` on create); nil otherwise.
+    public var inviteeUserId: String?
     /// `pending`, `accepted`, `declined`, `expired` or `revoked`.
     public var status: String
     public var createdAt: Date
@@ -23,7 +25,8 @@ public struct Invitation: Codable, Sendable, Equatable {
     public var deepLink: String
 
     public init(id: String, type: String, referenceId: String, referenceName: String, inviterId: String, inviterDisplayName: String,
-                inviteeEmail: String?, status: String, createdAt: Date, expiresAt: Date, acceptedAt: Date?, acceptedBy: String?, deepLink: String) {
+                inviteeEmail: String?, inviteeUserId: String? = nil, status: String, createdAt: Date, expiresAt: Date, acceptedAt: Date?,
+                acceptedBy: String?, deepLink: String) {
         self.id = id
         self.type = type
         self.referenceId = referenceId
@@ -31,6 +34,7 @@ public struct Invitation: Codable, Sendable, Equatable {
         self.inviterId = inviterId
         self.inviterDisplayName = inviterDisplayName
         self.inviteeEmail = inviteeEmail
+        self.inviteeUserId = inviteeUserId
         self.status = status
         self.createdAt = createdAt
         self.expiresAt = expiresAt
@@ -47,10 +51,13 @@ public enum InvitationsMethods {
             public var type: String
             public var referenceId: String
             public var inviteeEmail: String?
-            public init(type: String, referenceId: String, inviteeEmail: String?) {
+            /// An account to invite (a group member's id, say) instead of an address.
+            public var inviteeUserId: String?
+            public init(type: String, referenceId: String, inviteeEmail: String?, inviteeUserId: String? = nil) {
                 self.type = type
                 self.referenceId = referenceId
                 self.inviteeEmail = inviteeEmail
+                self.inviteeUserId = inviteeUserId
             }
         }
         public typealias Response = Invitation

@@ -4,7 +4,9 @@ import Wire
 /// Events of the `notifications` stream (published; the gateway follows it for live streams).
 public enum NotificationsEvents {
     /// A notification was stored in a user's inbox.
-    public static let notificationCreated = TypedEvent<NotificationCreated>("notifications.notification-created")
+    /// Version 2 adds the type `alarm_changed` (a silent sync of a shared alarm): consumers
+    /// built for version 1 stop at it, so the gateway is upgraded before notifications.
+    public static let notificationCreated = TypedEvent<NotificationCreated>("notifications.notification-created", version: 2)
 
     /// Payload of ``notificationCreated``.
     public struct NotificationCreated: Codable, Sendable, Equatable {

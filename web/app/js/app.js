@@ -66,6 +66,17 @@ function startLive() {
     } else if (type === "alarm_completed") {
       toast(`${n.title} — ${n.body}`);
       store.sync().catch(() => {});
+    } else if (type === "alarm_changed") {
+      // Someone else changed a shared alarm: the feed brings the new state; the page follows.
+      await store.sync().catch(() => {});
+      const id = n.data?.alarmId, change = n.data?.change;
+      const here = location.hash === `#/alarms/${encodeURIComponent(id)}`;
+      if (change === "removed" || change === "deleted") {
+        toast(change === "deleted" ? `“${n.title}” was deleted by its owner` : `“${n.title}” is no longer shared with you`);
+        if (here) location.hash = "#/alarms";
+      } else if (here && !document.getElementById("overlay").hasChildNodes()) {
+        route();   // the alarm's page shows the new state (not while a sheet is open on it)
+      }
     } else if (type === "pre_alarm" || type === "alarm_missed" || type.startsWith("invitation")) {
       toast(n.body ? `${n.title}: ${n.body}` : n.title);
       store.sync().catch(() => {});

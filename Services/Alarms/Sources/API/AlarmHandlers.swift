@@ -25,6 +25,7 @@ struct AlarmHandlers: Sendable {
         router.on(AlarmsMethods.Get.self) { req, ctx in try await get(req.id, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.Update.self) { req, ctx in try await update(req, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }
+        router.on(AlarmsMethods.RemoveMember.self) { req, ctx in try await removeMember(req, actor: try ctx.requireActor()) }
     }
 
     // MARK: Create
@@ -66,12 +67,15 @@ struct AlarmHandlers: Sendable {
                                    details: .object(["retryAfterSeconds": .number(Double(retry))]))
             }
             let tier = try await store.tier(of: actor, on: c)
+            var groupMembers: [String] = []
             if let group = req.groupId {
                 guard let members = try await groups.managedMembers(group, actor: actor, on: c) else {
                     throw ServiceError(.permissionDenied, "only the owner or an admin of group \(group) adds alarms to it")
                 }
-                sharedWith = Array(Set(sharedWith).union(members).subtracting([actor])).sorted()
+                groupMembers = members
             }
+            let requested = sharedWith
+            sharedWith = Array(Set(sharedWith).union(groupMembers).subtracting([actor])).sorted()
             let alarm = Alarm(
                 id: id, ownerId: actor, title: title, note: req.note, photoURL: req.photoURL, photoLocalPath: req.photoLocalPath,
                 category: req.category, schedule: req.schedule, soundId: req.soundId ?? "default",
@@ -86,6 +90,8 @@ struct AlarmHandlers: Sendable {
                 throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
             }
             try AlarmRules.checkTier(tier, alarm: alarm, previous: nil)
+            // A new alarm is shared only with its group: anyone else accepts an invitation first.
+            try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: [], groupMembers: groupMembers))
             if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
                 throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
             }
@@ -145,7 +151,7 @@ struct AlarmHandlers: Sendable {
             if patch.sharedWith.isPresent || patch.groupId.isPresent {
                 guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
             }
-            if let members = patch.sharedWith.value { _ = try AlarmRules.members(members, owner: a.ownerId) }
+            let requested = try patch.sharedWith.value.map { try AlarmRules.members($0, owner: a.ownerId) }
             var joining: [String]? = nil
             if let g = patch.groupId.value, g != a.groupId {
                 guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
@@ -156,6 +162,14 @@ struct AlarmHandlers: Sendable {
             var n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
             let tier = try await store.tier(of: a.ownerId, on: c)
             try AlarmRules.checkTier(tier, alarm: n, previous: a)
+            if let requested {
+                // Members stay or go; new ones come only from the alarm's group (by consent, §6.2).
+                var groupMembers = joining ?? []
+                if joining == nil, patch.groupId != .cleared, let g = a.groupId {
+                    groupMembers = try await store.groupMembers(group: g, on: c)
+                }
+                try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: a.sharedWith, groupMembers: groupMembers))
+            }
             if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {
                 try await store.lockOwner(a.ownerId, on: c)
                 if try await store.countActive(owner: a.ownerId, excluding: a.id, on: c) >= limit {

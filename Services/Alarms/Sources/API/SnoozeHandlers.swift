@@ -100,8 +100,12 @@ struct SnoozeHandlers: Sendable {
             let refire = now.addingTimeInterval(Double(req.minutes) * 60)
             try await store.recordSnooze(alarmId: a.id, occurrence: occurrence, refireAt: refire, at: now, by: actor, on: c)
             let ownerTier = try await store.tier(of: a.ownerId, on: c)
+            // The other members' screens and devices show the snooze (`alarm_changed`).
+            var state = AlarmChanges.state(a, ownerTier: ownerTier)
+            let sync = AlarmSharing.syncMembers(before: nil, after: a, actor: actor)
+            state.syncMembers = sync.isEmpty ? nil : sync
             try await outbox.append(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
-                alarm: AlarmChanges.state(a, ownerTier: ownerTier), occurrenceAt: occurrence, refireAt: refire,
+                alarm: state, occurrenceAt: occurrence, refireAt: refire,
                 snoozeCount: count + 1, userId: actor), actor: actor, on: c)
             return AlarmsMethods.Snooze.Response(alarm: a, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
         }

@@ -26,7 +26,7 @@ struct InvitationEventHandlers: Sendable {
             n.version = a.version + 1
             n.updatedAt = Date()
             try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: user, on: c)
+            try await changes.record(before: a, after: n, actor: user, tellActor: true, on: c)
         }
         return h
     }

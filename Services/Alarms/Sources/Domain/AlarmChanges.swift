@@ -26,10 +26,14 @@ struct AlarmChanges: Sendable {
     }
 
     /// Records a change of `after` (previously `before`, nil when new): its event and the feed,
-    /// in one statement after the owner's tier is read.
-    func record(before: Alarm?, after: Alarm, actor: String?, on c: PostgresConnection) async throws {
+    /// in one statement after the owner's tier is read. The event names the members whose
+    /// devices should read the alarm again (``AlarmSharing/syncMembers(before:after:actor:)``).
+    /// `tellActor`: the one who made the change is told too (who joined by accepting an
+    /// invitation: their devices learn of the alarm at once).
+    func record(before: Alarm?, after: Alarm, actor: String?, tellActor: Bool = false, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
-        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor)]),
+        let sync = AlarmSharing.syncMembers(before: before, after: after, actor: tellActor ? nil : actor)
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor, sync: sync)]),
                                feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
@@ -56,9 +60,10 @@ struct AlarmChanges: Sendable {
         return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
-    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?) throws -> Envelope {
-        try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted,
-                            Self.state(a, ownerTier: ownerTier), actor: actor)
+    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, sync: [String] = []) throws -> Envelope {
+        var state = Self.state(a, ownerTier: ownerTier)
+        state.syncMembers = sync.isEmpty ? nil : sync
+        return try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted, state, actor: actor)
     }
 
     private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?,
@@ -69,8 +74,14 @@ struct AlarmChanges: Sendable {
         case .skipped: type = AlarmsEvents.alarmSkipped
         case .missed, .snoozedExpired: type = AlarmsEvents.alarmMissed
         }
+        var state = Self.state(alarm, ownerTier: ownerTier)
+        // A skip by one member reaches the others as a sync (a completion has its own push).
+        if completion.status == .skipped {
+            let sync = AlarmSharing.syncMembers(before: nil, after: alarm, actor: actor)
+            state.syncMembers = sync.isEmpty ? nil : sync
+        }
         let payload = AlarmsEvents.OccurrenceMarked(
-            alarm: Self.state(alarm, ownerTier: ownerTier), completionId: completion.id, status: completion.status,
+            alarm: state, completionId: completion.id, status: completion.status,
             scheduledDate: completion.scheduledDate, completedAt: completion.completedAt,
             userId: completion.userId, userDisplayName: completion.userDisplayName
         )

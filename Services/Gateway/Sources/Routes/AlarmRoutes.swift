@@ -62,6 +62,13 @@ enum AlarmRoutes {
             _ = try await g.call(AlarmsMethods.Delete.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
             return Response(status: .noContent)
         }
+        // A member leaves a shared alarm (`me`), or its owner takes one off (US-10.1).
+        router.delete("/v1/alarms/:id/members/:uid") { request, context in
+            let caller = try await g.caller(request)
+            let req = AlarmsMethods.RemoveMember.Request(id: try context.parameters.require("id"), userId: try context.parameters.require("uid"))
+            _ = try await g.call(AlarmsMethods.RemoveMember.self, g.clients.alarms, payload: JSONCoding.encode(req), caller: caller)
+            return Response(status: .noContent)
+        }
         router.post("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])

@@ -80,7 +80,7 @@ enum NotificationRoutes {
                 var more = true
                 while more {
                     let page = try await g.clients.notifications.call(
-                        NotificationsMethods.Inbox.self, .init(since: last, limit: 500), actor: caller.uid, headers: caller.headers)
+                        NotificationsMethods.Inbox.self, .init(since: last, limit: 500, silent: true), actor: caller.uid, headers: caller.headers)
                     for n in page.notifications where n.id > last {
                         try await writer.write(try frame(n))
                         last = n.id

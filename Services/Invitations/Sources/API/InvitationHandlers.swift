@@ -75,6 +75,11 @@ struct InvitationHandlers: Sendable {
             return t
         }
         if let email, email == Self.email(ctx) { throw ServiceError(.validationFailed, "you cannot invite yourself") }
+        if let uid = req.inviteeUserId {
+            guard email == nil else { throw ServiceError(.validationFailed, "give inviteeEmail or inviteeUserId, not both") }
+            guard !uid.isEmpty, uid.count <= 64 else { throw ServiceError(.validationFailed, "inviteeUserId must be a user id") }
+            guard uid != actor else { throw ServiceError(.validationFailed, "you cannot invite yourself") }
+        }
         // The tier as accounts knows it now (not a read model that may lag an upgrade).
         let inviter = try await accounts.call(AccountsMethods.GetMe.self, Empty(), actor: actor, headers: ctx.envelope.headers)
         guard inviter.tier == .premium else { throw ServiceError(.tierRequired, "sharing needs Premium") }
@@ -104,14 +109,18 @@ struct InvitationHandlers: Sendable {
                 throw ServiceError(.rateLimited, "at most \(perHour) invitations per hour",
                                    details: .object(["retryAfterSeconds": .number(Double(retry))]))
             }
+            if let uid = req.inviteeUserId {
+                // An account the service knows (from the accounts stream); the same answer for an
+                // unknown id as for a deleted one.
+                guard try await store.user(uid, on: c) != nil else { throw ServiceError(.notFound, "no user \(uid)") }
+            }
             let code = Self.newCode()
             guard let i = try await store.insert(code: code, type: req.type, referenceId: req.referenceId, referenceName: referenceName,
                                                  inviterId: actor, inviterDisplayName: inviter.displayName, inviteeEmail: email,
-                                                 lifetime: lifetime, on: c)
+                                                 inviteeUserId: req.inviteeUserId, lifetime: lifetime, on: c)
             else { throw ServiceError(.internalError, "invitation not stored") }
-            let invitee = try await email.asyncMap { e in
-                try await store.uid(forEmail: e, on: c)
-            } ?? nil
+            var invitee = req.inviteeUserId
+            if let email { invitee = try await store.uid(forEmail: email, on: c) }
             _ = try await store.outbox.append(InvitationsEvents.created,
                                               InvitationsEvents.Changed(invitation: i, userId: invitee, userDisplayName: nil, reason: nil),
                                               actor: actor, on: c)
@@ -124,9 +133,10 @@ struct InvitationHandlers: Sendable {
     func list(_ role: String, actor: String, caller: CallerAddress) async throws -> InvitationsMethods.List.Response {
         switch role {
         case "invitee":
-            // Invitations to an address are listed only to an account that proved it.
-            guard let email = caller.email, !email.isEmpty, caller.proven else { return .init(invitations: []) }
-            return .init(invitations: try await store.pendingInvitations(forEmail: email))
+            // Invitations to an address are listed only to an account that proved it; those to
+            // the account itself always.
+            let email = caller.email.flatMap { !$0.isEmpty && caller.proven ? $0 : nil }
+            return .init(invitations: try await store.pendingInvitations(forEmail: email, uid: actor))
         case "inviter":
             return .init(invitations: try await store.invitations(byInviter: actor))
         default:
@@ -140,7 +150,7 @@ struct InvitationHandlers: Sendable {
     /// invitation is not found for anyone else (its address, inviter and state are not theirs).
     func view(_ code: String, actor: String, caller: CallerAddress, headers: [String: String]) async throws -> Invitation {
         guard let i = try await store.invitation(code) else { throw Self.notFound }
-        if i.inviterId == actor { return i }
+        if i.inviterId == actor || i.inviteeUserId == actor { return i }
         if let invitee = i.inviteeEmail, caller.holds(invitee) {
             guard caller.proven else { throw Self.unproven() }
             return i
@@ -149,7 +159,7 @@ struct InvitationHandlers: Sendable {
            let role = try await accounts.call(GroupMethods.Membership.self, .init(groupId: i.referenceId, uid: actor)).role, role.manages {
             return i
         }
-        guard i.inviteeEmail == nil else { throw Self.notFound }
+        guard i.inviteeEmail == nil, i.inviteeUserId == nil else { throw Self.notFound }
         var open = i
         open.acceptedBy = nil
         open.acceptedAt = nil
@@ -160,6 +170,9 @@ struct InvitationHandlers: Sendable {
     /// One bound to an address is answered only by an account that proved that address.
     func pending(_ code: String, actor: String, caller: CallerAddress, on c: PostgresConnection) async throws -> Invitation {
         guard let i = try await store.lock(code, on: c) else { throw Self.notFound }
+        if let invitee = i.inviteeUserId, invitee != actor {
+            throw ServiceError(.permissionDenied, "this invitation was sent to someone else")
+        }
         if let invitee = i.inviteeEmail {
             guard caller.holds(invitee) else { throw ServiceError(.permissionDenied, "this invitation was sent to someone else") }
             guard caller.proven else { throw Self.unproven() }
@@ -205,7 +218,7 @@ struct InvitationHandlers: Sendable {
     func decline(_ code: String, actor: String, caller: CallerAddress) async throws -> Invitation {
         let result: Invitation = try await store.outbox.transaction { c in
             let i = try await pending(code, actor: actor, caller: caller, on: c)
-            guard i.inviteeEmail != nil else {
+            guard i.inviteeEmail != nil || i.inviteeUserId != nil else {
                 throw ServiceError(.validationFailed, "a link invitation cannot be declined; just do not accept it")
             }
             let name = try await store.user(actor, on: c)?.name

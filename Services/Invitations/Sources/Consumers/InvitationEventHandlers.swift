@@ -24,6 +24,7 @@ struct InvitationEventHandlers: Sendable {
             // Sent: revoked (announced), then gone. Received: revoked if pending, and kept in
             // the inviter's list without the address or the uid.
             try await store.revokePending(inviter: u.uid, reason: "inviter deleted", on: c)
+            try await store.revokePending(inviteeUserId: u.uid, reason: "invitee deleted", on: c)
             try await store.deleteInvitations(byInviter: u.uid, on: c, logger: ctx.logger)
             if proven {
                 try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)

@@ -14,16 +14,16 @@ struct InvitationStore: Sendable {
 
     static let columns = """
         code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, status, created_at, expires_at, \
-        accepted_at, accepted_by
+        accepted_at, accepted_by, invitee_uid
         """
 
     static func link(_ code: String) -> String { "https://chronir.app/invite/\(code)" }
 
     static func decode(_ rows: PostgresRowSequence) async throws -> [Invitation] {
         var out: [Invitation] = []
-        for try await r in rows.decode((String, String, String, String, String, String, String?, String, Date, Date, Date?, String?).self) {
+        for try await r in rows.decode((String, String, String, String, String, String, String?, String, Date, Date, Date?, String?, String?).self) {
             out.append(Invitation(id: r.0, type: r.1, referenceId: r.2, referenceName: r.3, inviterId: r.4, inviterDisplayName: r.5,
-                                  inviteeEmail: r.6, status: r.7, createdAt: r.8, expiresAt: r.9, acceptedAt: r.10, acceptedBy: r.11,
+                                  inviteeEmail: r.6, inviteeUserId: r.12, status: r.7, createdAt: r.8, expiresAt: r.9, acceptedAt: r.10, acceptedBy: r.11,
                                   deepLink: link(r.0)))
         }
         return out
@@ -49,11 +49,12 @@ struct InvitationStore: Sendable {
     }
 
     /// Revokes every pending invitation matching `condition` (a deleted alarm or group, a deleted inviter).
-    func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, reason: String,
+    func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, inviteeUserId: String? = nil, reason: String,
                        on c: PostgresConnection) async throws {
         let rows = try await Self.decode(c.query("""
             SELECT \(unescaped: Self.columns) FROM invitations
-            WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter) OR lower(invitee_email) = lower(\(inviteeEmail)))
+            WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter) OR lower(invitee_email) = lower(\(inviteeEmail))
+                OR invitee_uid = \(inviteeUserId))
             FOR UPDATE
             """, logger: logger))
         for i in rows {
@@ -67,11 +68,13 @@ struct InvitationStore: Sendable {
             "SELECT \(unescaped: Self.columns) FROM invitations WHERE code = \(code)")).first
     }
 
-    /// The pending, unexpired invitations sent to `email` (already lowercased), newest first, at most 500.
-    func pendingInvitations(forEmail email: String) async throws -> [Invitation] {
+    /// The pending, unexpired invitations sent to `email` (already lowercased; nil: none) or to
+    /// the account `uid`, newest first, at most 500.
+    func pendingInvitations(forEmail email: String?, uid: String) async throws -> [Invitation] {
         try await Self.decode(database.query("""
             SELECT \(unescaped: Self.columns) FROM invitations
-            WHERE lower(invitee_email) = \(email) AND status = 'pending' AND expires_at > now() ORDER BY created_at DESC LIMIT 500
+            WHERE (lower(invitee_email) = \(email) OR invitee_uid = \(uid)) AND status = 'pending' AND expires_at > now()
+            ORDER BY created_at DESC LIMIT 500
             """))
     }
 
@@ -116,10 +119,11 @@ struct InvitationStore: Sendable {
     /// Stores a new pending invitation that expires `lifetime` (whole seconds) from now; nil if
     /// the insert returned no row.
     func insert(code: String, type: String, referenceId: String, referenceName: String, inviterId: String, inviterDisplayName: String,
-                inviteeEmail: String?, lifetime: Duration, on c: PostgresConnection) async throws -> Invitation? {
+                inviteeEmail: String?, inviteeUserId: String?, lifetime: Duration, on c: PostgresConnection) async throws -> Invitation? {
         let rows = try await Self.decode(c.query("""
-            INSERT INTO invitations (code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, expires_at)
-            VALUES (\(code), \(type), \(referenceId), \(referenceName), \(inviterId), \(inviterDisplayName), \(inviteeEmail),
+            INSERT INTO invitations (code, type, reference_id, reference_name, inviter_id, inviter_display_name, invitee_email, invitee_uid,
+                                     expires_at)
+            VALUES (\(code), \(type), \(referenceId), \(referenceName), \(inviterId), \(inviterDisplayName), \(inviteeEmail), \(inviteeUserId),
                     now() + make_interval(secs => \(Double(lifetime.components.seconds))))
             RETURNING \(unescaped: Self.columns)
             """, logger: logger))
@@ -168,8 +172,8 @@ struct InvitationStore: Sendable {
     func forgetInvitee(uid: String, email: String, on c: PostgresConnection, logger: Logger) async throws {
         try await c.query("""
             UPDATE invitations SET invitee_email = CASE WHEN lower(invitee_email) = lower(\(email)) THEN '' ELSE invitee_email END,
-                accepted_by = NULLIF(accepted_by, \(uid))
-            WHERE lower(invitee_email) = lower(\(email)) OR accepted_by = \(uid)
+                accepted_by = NULLIF(accepted_by, \(uid)), invitee_uid = NULLIF(invitee_uid, \(uid))
+            WHERE lower(invitee_email) = lower(\(email)) OR accepted_by = \(uid) OR invitee_uid = \(uid)
             """, logger: logger)
     }
 }

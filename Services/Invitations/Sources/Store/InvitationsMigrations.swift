@@ -43,5 +43,10 @@ enum InvitationsMigrations {
         Migration(4, "users' proven addresses", [
             "ALTER TABLE users ADD COLUMN email_verified boolean NOT NULL DEFAULT false",
         ]),
+        // Invitations to an account (sharing an alarm with a group member, say), not an address.
+        Migration(5, "invitations to an account", [
+            "ALTER TABLE invitations ADD COLUMN invitee_uid text",
+            "CREATE INDEX invitations_invitee_uid ON invitations (invitee_uid) WHERE status = 'pending'",
+        ]),
     ]
 }

@@ -25,7 +25,7 @@ struct InboxHandlers: Sendable {
         // An entry waiting for its instant ends the page, and what follows it waits too: a
         // cursor never passes an entry the client has not been able to see.
         let now = Date()
-        var items = try await store.inbox(of: user, after: since, rows: limit + 1)
+        var items = try await store.inbox(of: user, after: since, rows: limit + 1, silent: req.silent ?? false)
         var more = items.count > limit
         if more { items.removeLast() }
         if let waiting = items.firstIndex(where: { $0.createdAt > now }) {

@@ -5,7 +5,7 @@ import Outbox
 import PostgresNIO
 import Tracing
 
-/// What notifications takes from the scheduler and accounts streams. Each event becomes, in
+/// What notifications takes from the scheduler, alarms, invitations and accounts streams. Each event becomes, in
 /// the consumer's transaction, one inbox row per recipient and one delivery row per device of
 /// each recipient — both unique per event, so a redelivered event adds nothing.
 struct NotificationEventHandlers: Sendable {
@@ -33,6 +33,37 @@ struct NotificationEventHandlers: Sendable {
         case SchedulerEvents.occurrenceMissed: NotificationRenderer.missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))
         default: NotificationRenderer.completed(try e.decodePayload(SchedulerEvents.CompletionPush.self))
         }
+    }
+
+    var alarms: EventHandlers {
+        var h = EventHandlers(AlarmsEvents.self)
+        // A completion has its own push (the scheduler's `completion-push`), a miss its `alarm_missed`.
+        h.ignore(AlarmsEvents.alarmCompleted, AlarmsEvents.alarmMissed)
+        h.onBatch([AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted, AlarmsEvents.alarmSnoozed, AlarmsEvents.alarmSkipped]) { run, c in
+            var items: [(RenderedNotification, EventContext)] = []
+            for ctx in run {
+                guard let (alarm, change) = try Self.changedAlarm(ctx.envelope) else { continue }
+                for n in NotificationRenderer.alarmChanged(alarm, change: change) { items.append((n, ctx)) }
+            }
+            try await storeBatch(items, c)
+        }
+        return h
+    }
+
+    /// The alarm an alarms event names members to tell about, and what happened to it; nil when
+    /// it names no one (most events: an alarm of one person changed by them). Only that much
+    /// is decoded, after a scan for `syncMembers`.
+    static func changedAlarm(_ e: Envelope) throws -> (NotificationRenderer.ChangedAlarm, String)? {
+        let json: Data?
+        let change: String
+        switch e.type {
+        case AlarmsEvents.alarmUpserted.type: (json, change) = (e.payload, "updated")
+        case AlarmsEvents.alarmDeleted.type: (json, change) = (e.payload, "deleted")
+        case AlarmsEvents.alarmSnoozed.type: (json, change) = (try JSONMember.raw("alarm", in: e.payload), "snoozed")
+        default: (json, change) = (try JSONMember.raw("alarm", in: e.payload), "skipped")
+        }
+        guard let json, try JSONMember.raw("syncMembers", in: json) != nil else { return nil }
+        return (try JSONCoding.decode(NotificationRenderer.ChangedAlarm.self, from: json), change)
     }
 
     var invitations: EventHandlers {
@@ -78,13 +109,13 @@ struct NotificationEventHandlers: Sendable {
     /// their `notification-created` events, and one delivery per device of each recipient.
     func storeBatch(_ items: [(RenderedNotification, EventContext)], _ c: PostgresConnection) async throws {
         var users: [String] = [], events: [String] = [], types: [String] = [], titles: [String] = [], bodies: [String] = []
-        var datas: [String] = [], contents: [String] = [], ats: [Date] = []
+        var datas: [String] = [], contents: [String] = [], ats: [Date] = [], rowData: [[String: String]] = []
         for (n, ctx) in items {
             let data = String(decoding: try JSONCoding.encode(n.content.data), as: UTF8.self)
             let content = String(decoding: try JSONCoding.encode(n.content), as: UTF8.self)
             for user in Set(n.recipients).sorted() {
                 users.append(user); events.append(ctx.envelope.id); types.append(n.content.type); titles.append(n.content.title)
-                bodies.append(n.content.body); datas.append(data); contents.append(content)
+                bodies.append(n.content.body); datas.append(data); contents.append(content); rowData.append(n.content.data)
                 ats.append(n.deliverAt ?? Date(timeIntervalSince1970: 0))
             }
         }
@@ -95,12 +126,9 @@ struct NotificationEventHandlers: Sendable {
         // Which input row each inserted row came from (event id + user is unique).
         var index: [String: Int] = [:]
         for i in users.indices { index["\(events[i])|\(users[i])"] = i }
-        var dataByEvent: [String: [String: String]] = [:]
+        // An event may render differently for different recipients (a change: members and former members).
         var traceByEvent: [String: ServiceContext] = [:]
-        for (n, ctx) in items {
-            dataByEvent[ctx.envelope.id] = n.content.data
-            traceByEvent[ctx.envelope.id] = ctx.traceContext
-        }
+        for (_, ctx) in items { traceByEvent[ctx.envelope.id] = ctx.traceContext }
         var inserted: [(id: Int64, row: Int, created: Date)] = []
         for (id, user, event, created) in rows {
             if let i = index["\(event)|\(user)"] { inserted.append((id, i, created)) }
@@ -111,7 +139,7 @@ struct NotificationEventHandlers: Sendable {
         var ids: [Int64] = [], dUsers: [String] = [], dEvents: [String] = [], dContents: [String] = [], dAts: [Date] = []
         for (id, i, created) in inserted {
             let item = InboxNotification(id: id, userId: users[i], type: types[i], title: titles[i], body: bodies[i],
-                                         data: dataByEvent[events[i]] ?? [:], eventId: events[i], createdAt: created, ackedAt: nil)
+                                         data: rowData[i], eventId: events[i], createdAt: created, ackedAt: nil)
             envelopes.append(try outbox.envelope(NotificationsEvents.notificationCreated, NotificationsEvents.NotificationCreated(notification: item),
                                                  actor: users[i], context: traceByEvent[events[i]] ?? .topLevel))
             ids.append(id); dUsers.append(users[i]); dEvents.append(events[i]); dContents.append(contents[i]); dAts.append(created)

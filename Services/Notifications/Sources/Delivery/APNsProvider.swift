@@ -7,7 +7,8 @@ import Synchronization
 
 /// Apple Push Notification service over HTTP/2 with token (ES256 JWT) authentication:
 /// `POST /3/device/<token>` with `authorization: bearer <jwt>`, `apns-topic`, `apns-push-type`,
-/// `apns-priority` (10 for fires, 5 for the rest) and the payload of Appendix C.
+/// `apns-priority` (10 for fires, 5 for the rest) and the payload of Appendix C; a silent change
+/// goes as a background push (`content-available`, `apns-push-type: background`).
 final class APNsProvider: PushProvider {
     struct Configuration: Sendable {
         /// `https://api.push.apple.com` (or the sandbox, or a local server speaking the protocol).
@@ -50,6 +51,12 @@ final class APNsProvider: PushProvider {
 
     /// The JSON body of Appendix C for APNs.
     static func payload(_ content: PushContent) throws -> Data {
+        if content.silent == true {
+            // A background push: no alert, no sound; the app wakes and reads the delta feed.
+            var body: [String: Any] = ["aps": ["content-available": 1]]
+            for (k, v) in content.data where k != "aps" { body[k] = v }
+            return try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        }
         var aps: [String: Any] = [
             "alert": ["title": content.title, "body": content.body],
             "sound": content.urgent ? "default_alarm.caf" : "default",
@@ -68,8 +75,9 @@ final class APNsProvider: PushProvider {
             request.method = .POST
             request.headers.add(name: "authorization", value: "bearer \(try await providerToken())")
             request.headers.add(name: "apns-topic", value: configuration.topic)
-            request.headers.add(name: "apns-push-type", value: "alert")
-            request.headers.add(name: "apns-priority", value: content.urgent ? "10" : "5")
+            // Apple requires priority 5 for background pushes.
+            request.headers.add(name: "apns-push-type", value: content.silent == true ? "background" : "alert")
+            request.headers.add(name: "apns-priority", value: content.urgent && content.silent != true ? "10" : "5")
             request.headers.add(name: "apns-expiration", value: "0")
             request.headers.add(name: "apns-id", value: Self.apnsID(target))
             if let key = content.collapseKey { request.headers.add(name: "apns-collapse-id", value: key) }

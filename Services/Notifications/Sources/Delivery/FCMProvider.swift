@@ -17,6 +17,12 @@ struct FCMProvider: PushProvider {
 
     /// The `message` of Appendix C for FCM.
     static func message(_ content: PushContent, token: String) -> [String: Any] {
+        if content.silent == true {
+            // A data message: the app handles it in the background and shows nothing.
+            var android: [String: Any] = ["priority": "normal"]
+            if let key = content.collapseKey { android["collapse_key"] = key }
+            return ["token": token, "data": content.data, "android": android]
+        }
         var android: [String: Any] = ["priority": content.urgent ? "high" : "normal"]
         var notification: [String: Any] = ["channel_id": content.urgent ? "cycle_alarm_channel" : "chronir_updates"]
         if content.urgent { notification["sound"] = "default_alarm" }

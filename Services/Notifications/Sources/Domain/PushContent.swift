@@ -15,6 +15,9 @@ struct PushContent: Codable, Sendable, Equatable {
     var deepLink: String?
     /// APNs/FCM collapse key: a newer push about the same thing replaces the older one.
     var collapseKey: String?
+    /// A data push the app handles without showing anything (`alarm_changed`: read the delta
+    /// feed): APNs `content-available` background push, FCM data message. Nil: shown.
+    var silent: Bool? = nil
 }
 
 /// Who gets a notification and what it says.

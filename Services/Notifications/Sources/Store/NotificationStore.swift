@@ -180,10 +180,12 @@ struct NotificationStore: Sendable {
         try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self)
     }
 
-    /// Up to `rows` inbox rows of `user` after the cursor `since`, by id.
-    func inbox(of user: String, after since: Int64, rows: Int) async throws -> [InboxNotification] {
+    /// Up to `rows` inbox rows of `user` after the cursor `since`, by id; silent entries
+    /// (`alarm_changed`, a sync signal rather than something to read) only when `silent`.
+    func inbox(of user: String, after since: Int64, rows: Int, silent: Bool = false) async throws -> [InboxNotification] {
         try await Self.decodeInbox(database.query("""
-            SELECT \(unescaped: Self.inboxColumns) FROM inbox WHERE user_id = \(user) AND id > \(since) ORDER BY id LIMIT \(rows)
+            SELECT \(unescaped: Self.inboxColumns) FROM inbox
+            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type <> 'alarm_changed') ORDER BY id LIMIT \(rows)
             """))
     }
 

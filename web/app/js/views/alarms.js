@@ -171,7 +171,10 @@ export async function detailView(id) {
   const err = h("p", { class: "error", role: "alert" });
   const history = h("div");
   const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
-  const patch = (body) => act(async () => { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${a.version}"` } }); store.put(a); location.reload(); });
+  // The newest copy this page knows: the feed may have brought a later version (another
+  // member's change, someone joining) while the page was open; writes are made against it.
+  const fresh = () => { const s = store.alarms.get(a.id); return s && s.version > a.version ? (a = s) : a; };
+  const patch = (body) => act(async () => { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); location.reload(); });
 
   async function loadHistory() {
     const page = await api("GET", `/v1/alarms/${a.id}/completions?limit=100`);
@@ -206,7 +209,7 @@ export async function detailView(id) {
       const v = formValues(form);
       const body = { title: v.title, schedule: fromForm(v) };
       if (paid()) { body.preAlarmOffsets = v.offsets; body.note = v.note || null; }
-      try { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${a.version}"` } }); store.put(a); close(); location.reload(); }
+      try { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); close(); location.reload(); }
       catch (x) { e2.textContent = errorText(x); }
     } }, field("Title", h("input", { name: "title", required: true, maxlength: 100, value: a.title })), scheduleFields(a.schedule), extraFields(a), e2,
       h("button", { class: "btn btn-primary", type: "submit" }, "Save"));
@@ -214,9 +217,19 @@ export async function detailView(id) {
   }
 
   function remove() {
-    store.deleteLater(a);
+    store.deleteLater(fresh());
     location.hash = "#/alarms";
     toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => store.undoDelete(a) });
+  }
+
+  /** A member stops sharing the alarm (US-10.1): it leaves their list and devices. */
+  async function leave() {
+    await act(async () => {
+      await api("DELETE", `/v1/alarms/${encodeURIComponent(a.id)}/members/me`);
+      store.remove(a.id);
+      location.hash = "#/alarms";
+      toast(`You left “${a.title}”`);
+    });
   }
 
   async function invite() {
@@ -246,7 +259,8 @@ export async function detailView(id) {
       }) }, "Mark done"),
       mine ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,
       mine ? h("button", { class: "btn", onclick: edit }, "Edit") : null,
-      mine ? h("button", { class: "btn btn-danger", onclick: remove }, "Delete") : null),
+      mine ? h("button", { class: "btn btn-danger", onclick: remove }, "Delete") : null,
+      !mine && a.sharedWith?.includes(store.me?.uid) ? h("button", { class: "btn", onclick: leave }, "Leave") : null),
     mine ? h("div", { class: "row" },
       paid() ? h("label", {}, "Photo ", upload) : h("a", { href: "#/upgrade" }, "Add a photo with Plus"),
       h("button", { class: "btn", onclick: invite }, "Share by link")) : null,
