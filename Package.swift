@@ -157,6 +157,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings

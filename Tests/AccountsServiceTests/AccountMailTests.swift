@@ -4,43 +4,6 @@ import Support
 @testable import SuiteSupport
 import Testing
 
-/// A local SMTP server (Python's aiosmtpd, from the venv `scripts/test.sh` makes) that stores
-/// what it receives in a Maildir.
-final class LocalSMTPServer: Sendable {
-    let port = freePort()
-    let maildir = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-\(UUID().uuidString)")
-    let process: TestProcess
-
-    init() throws {
-        let python = ProcessInfo.processInfo.environment["CHRONIR_TEST_PYTHON"] ?? "/usr/bin/python3"
-        process = try TestProcess(url: URL(fileURLWithPath: python),
-                                  ["-m", "aiosmtpd", "-n", "-l", "127.0.0.1:\(port)", "-c", "aiosmtpd.handlers.Mailbox", maildir.path],
-                                  label: "aiosmtpd")
-    }
-
-    var url: String { "smtp://127.0.0.1:\(port)" }
-
-    /// Every message received so far (raw RFC 5322 text).
-    var messages: [String] {
-        let dir = maildir.appendingPathComponent("new")
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-        return files.sorted().compactMap { try? String(contentsOfFile: dir.appendingPathComponent($0).path, encoding: .utf8) }
-    }
-
-    /// The messages to `recipient` with `subject`.
-    func messages(to recipient: String, subject: String) -> [String] {
-        messages.filter { $0.contains("To: <\(recipient)>") && $0.contains("Subject: \(subject)") }
-    }
-
-    /// The token a mail carries (`?token=…`).
-    static func token(in message: String) -> String? {
-        guard let r = message.range(of: #"token=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
-        return String(message[r].dropFirst("token=".count))
-    }
-
-    func stop() async { await process.terminate() }
-}
-
 @Suite("Password reset and email verification")
 struct AccountMailTests {
     @Test("a reset mail's token sets a new password once and ends every session; expired and used tokens fail; verification marks the email")

@@ -46,8 +46,8 @@ extension TestSuite {
     /// again, so their access token says so; only the mail's delivery is skipped (its token is
     /// written as the accounts service writes one). An unverified user holds an address they
     /// never proved (what an attacker can sign up with).
-    func signup(_ name: String, timezone: String = "UTC", verified: Bool = true) async throws -> TestUser {
-        let email = "\(name.lowercased())-\(UInt32.random(in: 0...UInt32.max))@example.com"
+    func signup(_ name: String, email given: String? = nil, timezone: String = "UTC", verified: Bool = true) async throws -> TestUser {
+        let email = given ?? "\(name.lowercased())-\(UInt32.random(in: 0...UInt32.max))@example.com"
         let r = try await request(.POST, "/v1/auth/signup", json: ["email": email, "password": "correct horse", "displayName": name, "timezone": timezone])
         guard r.status == 201, let token = r.json["accessToken"]?.stringValue, let uid = r.json["user"]?["uid"]?.stringValue else {
             throw TestSetupError("signup failed: \(r.status) \(r.text)")

@@ -45,13 +45,9 @@ public struct AccountsConfig: ServiceConfig {
     public var resetTokenTTL: Duration
     /// Email-verification token lifetime (`CHRONIR_VERIFY_TOKEN_TTL`, default 48 h).
     public var verifyTokenTTL: Duration
-    /// The sender address of the account mails (`CHRONIR_MAIL_FROM`, default `no-reply@chronir.app`).
-    public var mailFrom: String
-    /// The mail relay: `CHRONIR_SMTP_URL` (or `CHRONIR_SMTP_URL_FILE`), `smtp://[user:password@]host[:port]`,
-    /// sending as ``mailFrom``. Default: none (the mails wait in `mail_outbox`, with a warning at start).
-    var smtp: SMTPClient?
-    /// How often queued mails are looked for (`CHRONIR_MAIL_POLL`, default 1 s).
-    public var mailPoll: Duration
+    /// The sender, the relay (`CHRONIR_SMTP_URL`, TLS by STARTTLS or `smtps://`; unset: the
+    /// mails wait in `mail_outbox`, with a warning at start) and the poll (``MailSettings``).
+    public var mail: MailSettings
 
     // MARK: Webhooks
 
@@ -88,10 +84,7 @@ public struct AccountsConfig: ServiceConfig {
         publicURL = e.string("CHRONIR_PUBLIC_URL", "http://localhost:8080")
         resetTokenTTL = try e.duration("CHRONIR_RESET_TOKEN_TTL", .seconds(3600))
         verifyTokenTTL = try e.duration("CHRONIR_VERIFY_TOKEN_TTL", .seconds(48 * 3600))
-        let from = e.string("CHRONIR_MAIL_FROM", "no-reply@chronir.app")
-        mailFrom = from
-        smtp = try e.secret("CHRONIR_SMTP_URL").map { try SMTPClient(url: $0, from: from) }
-        mailPoll = try e.duration("CHRONIR_MAIL_POLL", .seconds(1))
+        mail = try MailSettings(environment: e)
 
         allowPrivateWebhooks = try e.bool("CHRONIR_WEBHOOK_ALLOW_PRIVATE", false)
 

@@ -48,10 +48,10 @@ public enum AccountsService {
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
         let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
-        let smtp = config.smtp
+        let smtp = try config.mail.client(eventLoopGroup: runtime.eventLoopGroup)
         if smtp == nil { runtime.logger.warning("CHRONIR_SMTP_URL is not set: password-reset and verification mails wait in mail_outbox") }
-        let sender = MailSender(database: database, smtp: smtp, pool: pool, logger: runtime.logs.logger("mail"))
-        parts.services.append(PeriodicService("mail sender", every: config.mailPoll,
+        let sender = MailSender(database: database, smtp: smtp, logger: runtime.logs.logger("mail"))
+        parts.services.append(PeriodicService("mail sender", every: config.mail.poll,
                                               logger: runtime.logs.logger("mail")) { try await sender.sendDue() })
         // Keys a rotation replaced are retired once the longest token lifetime has passed.
         parts.services.append(PeriodicService("signing key retirement", every: config.signingKeySweep,

@@ -12,8 +12,16 @@ public struct InvitationsConfig: ServiceConfig {
     /// How often expired invitations are looked for and expired (`CHRONIR_INVITATION_SWEEP`,
     /// default 60 s).
     public var sweep: Duration
+    /// Where the web links in invitation mails point (`CHRONIR_PUBLIC_URL`, default
+    /// `http://localhost:8080`: `{url}/invite/{code}`).
+    public var publicURL: String
+    /// The relay for invitations to addresses without an account (``MailSettings``: unset, the
+    /// mails wait in `mail_outbox`).
+    public var mail: MailSettings
 
     public init(environment e: ServiceEnvironment) throws {
+        publicURL = e.string("CHRONIR_PUBLIC_URL", "http://localhost:8080")
+        mail = try MailSettings(environment: e)
         lifetime = try e.duration("CHRONIR_INVITATION_LIFETIME", .seconds(7 * 86_400))
         perHour = try e.int("CHRONIR_INVITATIONS_PER_HOUR", 10, in: 1...100_000)
         sweep = try e.duration("CHRONIR_INVITATION_SWEEP", .seconds(60))

@@ -25,8 +25,14 @@ public enum InvitationsService {
         let store = InvitationStore(database: database, outbox: outbox.writer)
         let accounts = try runtime.rpcClient(to: .accounts)
         let alarms = try runtime.rpcClient(to: .alarms)
-        InvitationHandlers(store: store, accounts: accounts, alarms: alarms,
-                           lifetime: config.lifetime, perHour: config.perHour).register(into: &router)
+        InvitationHandlers(store: store, accounts: accounts, alarms: alarms, lifetime: config.lifetime, perHour: config.perHour,
+                           mails: InvitationMails(publicURL: config.publicURL)).register(into: &router)
+        let smtp = try config.mail.client(eventLoopGroup: runtime.eventLoopGroup)
+        if smtp == nil { runtime.logger.warning("CHRONIR_SMTP_URL is not set: invitations to addresses without an account wait in mail_outbox") }
+        let sender = MailSender(database: database, smtp: smtp, logger: runtime.logs.logger("mail"))
+        parts.services.append(PeriodicService("mail sender", every: config.mail.poll, logger: runtime.logs.logger("mail")) {
+            try await sender.sendDue()
+        })
         let events = InvitationEventHandlers(store: store)
         let accountsStream = try runtime.makeSubscriber(to: .accounts, handlers: events.accounts, database: database, wakes: outbox.writer)
         let alarmsStream = try runtime.makeSubscriber(to: .alarms, handlers: events.alarms, database: database, wakes: outbox.writer)

@@ -42,6 +42,9 @@ public enum AlarmsEvents {
         /// every member and former member but the person who made it. Absent when the change
         /// reaches them otherwise (a completion's or a miss's own push) or concerns no one else.
         public var syncMembers: [String]?
+        /// Why the members named in ``syncMembers`` are told, when no member acted:
+        /// `owner-downgraded` (sharing ended with the owner's Premium), `owner-upgraded` (it came back).
+        public var syncReason: String?
 
         public init(id: String, ownerId: String, title: String, schedule: Schedule, nextFireDate: Date?, isActive: Bool,
                     isPaused: Bool, deleted: Bool, preAlarmOffsetsMinutes: [Int], members: [String], alertMembers: [String],
@@ -62,6 +65,7 @@ public enum AlarmsEvents {
             self.snoozeDurationMinutes = snoozeDurationMinutes
             self.version = version
             self.syncMembers = nil
+            self.syncReason = nil
         }
     }
 

@@ -71,8 +71,9 @@ function startLive() {
       await store.sync().catch(() => {});
       const id = n.data?.alarmId, change = n.data?.change;
       const here = location.hash === `#/alarms/${encodeURIComponent(id)}`;
+      if (n.data?.reason) toast(`${n.title} — ${n.body}`);   // the owner's plan changed it: say why
       if (change === "removed" || change === "deleted") {
-        toast(change === "deleted" ? `“${n.title}” was deleted by its owner` : `“${n.title}” is no longer shared with you`);
+        if (!n.data?.reason) toast(change === "deleted" ? `“${n.title}” was deleted by its owner` : `“${n.title}” is no longer shared with you`);
         if (here) location.hash = "#/alarms";
       } else if (here && !document.getElementById("overlay").hasChildNodes()) {
         route();   // the alarm's page shows the new state (not while a sheet is open on it)

@@ -4,6 +4,7 @@ import Logging
 import Messaging
 import NIOPosix
 import Persistence
+import ServiceKit
 import PostgresNIO
 import Synchronization
 
@@ -69,9 +70,7 @@ struct AccountMails: Sendable {
                 Or enter this code in the app: \(token)
                 """
         }
-        try await c.query("""
-            INSERT INTO mail_outbox (user_id, recipient, subject, body) VALUES (\(uid), \(email), \(subject), \(body))
-            """, logger: logger)
+        try await MailOutbox.enqueue(to: email, subject: subject, body: body, userId: uid, on: c, logger: logger)
     }
 
     /// Whether `token` is an unused, unexpired token of `purpose` (read only: one hash, one
@@ -84,9 +83,6 @@ struct AccountMails: Sendable {
             """).first(Int.self) != nil
     }
 
-    /// What a sent mail's body becomes: the link and code it carried are not kept anywhere.
-    static let redactedBody = "(sent; the body is not kept: it carried a single-use link)"
-
     /// Consumes a token of `purpose`: its user and the email it was sent to, or nil when it is
     /// unknown, used or expired. Locks the row, so a token is used once.
     static func consume(_ token: String, _ purpose: Purpose, on c: PostgresConnection, logger: Logger) async throws -> (uid: String, email: String)? {
@@ -97,74 +93,5 @@ struct AccountMails: Sendable {
             """, logger: logger)
         for try await (uid, email) in rows.decode((String, String).self) { return (uid, email) }
         return nil
-    }
-}
-
-/// Sends the queued mails through SMTP: claims due rows (a minute's lease, so a crash mid-send
-/// retries them), sends each on the thread pool, marks it sent or schedules a retry with
-/// back-off (up to 10 attempts, then it stays with its last error for an operator).
-struct MailSender: Sendable {
-    let database: Database
-    let smtp: SMTPClient?
-    let pool: NIOThreadPool
-    let logger: Logger
-    /// When stale bodies were last dropped (at most hourly, from the mail poll).
-    let lastSweep = SweepClock()
-
-    /// A time shared by copies of the sender.
-    final class SweepClock: Sendable {
-        let last = Mutex<ContinuousClock.Instant?>(nil)
-
-        /// Whether an hour passed since the last sweep (the first call: yes); records now if so.
-        func due() -> Bool {
-            let now = ContinuousClock.now
-            return last.withLock { l in
-                if let t = l, t.duration(to: now) < .seconds(3600) { return false }
-                l = now
-                return true
-            }
-        }
-    }
-
-    /// Mails never sent (no SMTP, or given up after 10 attempts) lose their body once the
-    /// longest token in them has expired anyway (a day is longer than either lifetime).
-    func dropStaleBodies() async throws {
-        try await database.query("""
-            UPDATE mail_outbox SET body = \(AccountMails.redactedBody)
-            WHERE sent_at IS NULL AND created_at < now() - interval '1 day' AND body <> \(AccountMails.redactedBody)
-            """).drain()
-    }
-
-    func sendDue() async throws {
-        if lastSweep.due() { try await dropStaleBodies() }
-        let claimed = try await database.query("""
-            UPDATE mail_outbox SET next_attempt_at = now() + interval '1 minute', attempts = attempts + 1
-            WHERE id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND attempts < 10 AND next_attempt_at <= now()
-                         ORDER BY id LIMIT 20 FOR UPDATE SKIP LOCKED)
-            RETURNING id, recipient, subject, body, attempts
-            """).decode((Int64, String, String, String, Int).self)
-        var batch: [(Int64, String, String, String, Int)] = []
-        for try await row in claimed { batch.append(row) }
-        for (id, recipient, subject, body, attempts) in batch {
-            guard let smtp else {
-                logger.warning("a mail is waiting but CHRONIR_SMTP_URL is not set", metadata: ["mail": "\(id)"])
-                continue
-            }
-            do {
-                try await pool.runIfActive { try smtp.send(to: recipient, subject: subject, body: body, messageID: "mail-\(id)") }
-                // The body held a live token: once handed to the mail server it is not kept.
-                try await database.query("""
-                    UPDATE mail_outbox SET sent_at = now(), last_error = NULL, body = \(AccountMails.redactedBody) WHERE id = \(id)
-                    """).drain()
-                logger.info("mail sent", metadata: ["mail": "\(id)", "subject": "\(subject)"])
-            } catch {
-                let wait = min(3600, 5 << min(attempts, 10))
-                try await database.query("""
-                    UPDATE mail_outbox SET last_error = \("\(error)"), next_attempt_at = now() + make_interval(secs => \(Double(wait)))
-                    WHERE id = \(id)
-                    """).drain()
-                logger.warning("mail not sent; retrying", metadata: ["mail": "\(id)", "attempt": "\(attempts)", "error": "\(error)"])
-            }
-        }
     }
 }

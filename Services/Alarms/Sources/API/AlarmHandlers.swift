@@ -115,12 +115,6 @@ struct AlarmHandlers: Sendable {
         ServiceError(.alarmNotFound, "alarm \(id) not found")
     }
 
-    /// Loads and locks an alarm the caller may see, or `CA006`.
-    func lockVisible(_ id: String, actor: String, on c: PostgresConnection) async throws -> Alarm {
-        guard let a = try await store.lock(id, on: c), a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(id) }
-        return a
-    }
-
     static func checkVersion(_ expected: Int?, _ current: Alarm) throws {
         if let expected, expected != current.version {
             throw ServiceError(.syncConflict, "alarm \(current.id) is at version \(current.version), not \(expected)",
@@ -131,77 +125,74 @@ struct AlarmHandlers: Sendable {
     // MARK: Update
 
     /// Who may change what, the version, tiers and limits, then the patch itself
-    /// (`Alarm.applying`, `Domain/AlarmPatching.swift`), the row and its events.
+    /// (`Alarm.applying`, `Domain/AlarmPatching.swift`); `AlarmChanges.revise` writes the row
+    /// and its events (a patch that changes nothing writes nothing and keeps the version).
     func update(_ patch: AlarmPatch, actor: String) async throws -> Alarm {
         let now = Date()
-        let updated: Alarm = try await outbox.transaction { c in
-            let a = try await lockVisible(patch.id, actor: actor, on: c)
-            let isOwner = a.ownerId == actor
-            var groupAdmin = false
-            if !isOwner, let g = a.groupId {
-                groupAdmin = try await store.groupRole(group: g, user: actor, on: c)?.manages ?? false
-            }
-            guard isOwner || groupAdmin else {
-                throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
-            }
-            try Self.checkVersion(patch.version, a)
-            // The order of the checks decides which error a request with several faults gets:
-            // fields, then who may share, then the members named, then the group joined.
-            let fields = try a.applyingFields(patch)
-            if patch.sharedWith.isPresent || patch.groupId.isPresent {
-                guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
-            }
-            let requested = try patch.sharedWith.value.map { try AlarmRules.members($0, owner: a.ownerId) }
-            var joining: [String]? = nil
-            if let g = patch.groupId.value, g != a.groupId {
-                guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
-                    throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
+        let updated: Alarm? = try await outbox.transaction { c in
+            try await changes.revise(patch.id, actor: actor, at: now, on: c) { alarm in
+                let a = alarm
+                guard a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(patch.id) }
+                let isOwner = a.ownerId == actor
+                var groupAdmin = false
+                if !isOwner, let g = a.groupId {
+                    groupAdmin = try await store.groupRole(group: g, user: actor, on: c)?.manages ?? false
                 }
-                joining = members
-            }
-            var n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
-            let tier = try await store.tier(of: a.ownerId, on: c)
-            try AlarmRules.checkTier(tier, alarm: n, previous: a)
-            if let requested {
-                // Members stay or go; new ones come only from the alarm's group (by consent, §6.2).
-                var groupMembers = joining ?? []
-                if joining == nil, patch.groupId != .cleared, let g = a.groupId {
-                    groupMembers = try await store.groupMembers(group: g, on: c)
+                guard isOwner || groupAdmin else {
+                    throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
                 }
-                try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: a.sharedWith, groupMembers: groupMembers))
-            }
-            if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {
-                try await store.lockOwner(a.ownerId, on: c)
-                if try await store.countActive(owner: a.ownerId, excluding: a.id, on: c) >= limit {
-                    throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+                try Self.checkVersion(patch.version, a)
+                // The order of the checks decides which error a request with several faults gets:
+                // fields, then who may share, then the members named, then the group joined.
+                let fields = try a.applyingFields(patch)
+                if patch.sharedWith.isPresent || patch.groupId.isPresent {
+                    guard isOwner else { throw ServiceError(.permissionDenied, "only the owner changes who alarm \(a.id) is shared with") }
                 }
-            }
-            n.version = a.version + 1
-            n.updatedAt = now
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: actor, on: c)
-            return n
+                let requested = try patch.sharedWith.value.map { try AlarmRules.members($0, owner: a.ownerId) }
+                var joining: [String]? = nil
+                if let g = patch.groupId.value, g != a.groupId {
+                    guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
+                        throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
+                    }
+                    joining = members
+                }
+                let n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
+                let tier = try await store.tier(of: a.ownerId, on: c)
+                try AlarmRules.checkTier(tier, alarm: n, previous: a)
+                if let requested {
+                    // Members stay or go; new ones come only from the alarm's group (by consent, §6.2).
+                    var groupMembers = joining ?? []
+                    if joining == nil, patch.groupId != .cleared, let g = a.groupId {
+                        groupMembers = try await store.groupMembers(group: g, on: c)
+                    }
+                    try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: a.sharedWith, groupMembers: groupMembers))
+                }
+                if n.isActive && !a.isActive, let limit = tier.activeAlarmLimit {
+                    try await store.lockOwner(a.ownerId, on: c)
+                    if try await store.countActive(owner: a.ownerId, excluding: a.id, on: c) >= limit {
+                        throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+                    }
+                }
+                alarm = n
+            }?.after
         }
+        guard let updated else { throw Self.notFound(patch.id) }
         return updated
     }
 
     // MARK: Delete
 
     func delete(_ ref: AlarmRef, actor: String) async throws -> Alarm {
-        let deleted: Alarm = try await outbox.transaction { c in
-            let a = try await lockVisible(ref.id, actor: actor, on: c)
-            guard a.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner deletes alarm \(a.id)") }
-            try Self.checkVersion(ref.version, a)
-            var n = a
-            let now = Date()
-            n.deletedAt = now
-            n.isActive = false
-            n.updatedAt = now
-            n.version = a.version + 1
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: actor, on: c)
-            return n
+        let now = Date()
+        let deleted: Alarm? = try await outbox.transaction { c in
+            try await changes.revise(ref.id, actor: actor, at: now, on: c) { a in
+                guard a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(ref.id) }
+                guard a.ownerId == actor else { throw ServiceError(.permissionDenied, "only the owner deletes alarm \(a.id)") }
+                try Self.checkVersion(ref.version, a)
+                a = AlarmLifecycle.deleted(a, at: now)
+            }?.after
         }
+        guard let deleted else { throw Self.notFound(ref.id) }
         return deleted
     }
 }

@@ -5,8 +5,9 @@ import Outbox
 import Persistence
 import PostgresNIO
 
-/// The user-tier read model and what a downgrade does to alarms (§9.4: deactivate alarms
-/// beyond the limit, never delete them). Fed by billing's entitlement events (and an internal request for operators).
+/// The user-tier read model and what a tier change does to alarms (§9.4: a downgrade suspends
+/// sharing and deactivates alarms beyond the limit, never deleting; an upgrade gives them
+/// back). Fed by billing's entitlement events (and an internal request for operators).
 struct TierHandlers: Sendable {
     let store: AlarmStore
     let changes: AlarmChanges
@@ -29,24 +30,69 @@ struct TierHandlers: Sendable {
         return h
     }
 
-    /// Records `tier` for `user` and enforces its alarm limit; returns the deactivated alarms.
+    /// Records `tier` for `user` and applies what it allows (§9.4), at the moment billing says
+    /// the downgrade executes (its grace period over: 16 days on iOS, 7 on Android): below
+    /// Premium the owner's sharing is suspended (members lose access and are told; it is kept),
+    /// Free switches off alarms beyond 2 (kept); going up again gives back what it may. Returns
+    /// the alarms switched off.
     func apply(_ tier: Tier, to user: String, actor: String?, on c: PostgresConnection) async throws -> [String] {
         try await store.lockOwner(user, on: c)
         try await store.setTier(tier, of: user, on: c)
-        guard let limit = tier.activeAlarmLimit else { return [] }
+        if tier < .premium {
+            try await suspendSharing(of: user, actor: actor, on: c)
+        } else {
+            try await restoreSharing(of: user, actor: actor, on: c)
+        }
+        guard let limit = tier.activeAlarmLimit else {
+            try await reactivate(user, actor: actor, on: c)
+            return []
+        }
         // Keep the `limit` alarms due soonest; deactivate the rest.
-        let ids = try await store.activeAlarmIDs(ownedBy: user, beyond: limit, on: c)
         var deactivated: [String] = []
-        for id in ids {
-            guard let a = try await store.lock(id, on: c) else { continue }
-            var n = a
-            n.isActive = false
-            n.version = a.version + 1
-            n.updatedAt = Date()
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: actor, on: c)
+        for id in try await store.activeAlarmIDs(ownedBy: user, beyond: limit, on: c) {
+            try await changes.revise(id, actor: actor, on: c) { $0.isActive = false }
+            try await store.recordTierDeactivation(id, owner: user, on: c)
             deactivated.append(id)
         }
         return deactivated
+    }
+
+    /// Premium → Free or Plus: every alarm of the owner stops being shared; what it shared is kept.
+    func suspendSharing(of owner: String, actor: String?, on c: PostgresConnection) async throws {
+        for id in try await store.sharingAlarmIDs(ownedBy: owner, on: c) {
+            var kept: AlarmSharing.Suspended?
+            try await changes.revise(id, actor: actor, reason: .ownerDowngraded, on: c) { alarm in
+                guard let (n, k) = AlarmSharing.suspending(alarm) else { return }
+                alarm = n
+                kept = k
+            }
+            if let kept { try await store.suspend(id, owner: owner, kept, on: c) }
+        }
+    }
+
+    /// Premium again: the suspended sharing comes back, to members who are still there.
+    func restoreSharing(of owner: String, actor: String?, on c: PostgresConnection) async throws {
+        for (id, kept) in try await store.takeSuspended(ownedBy: owner, on: c) {
+            var groupMembers: [String]?
+            if let g = kept.groupId, try await store.groupRole(group: g, user: owner, on: c)?.manages == true {
+                groupMembers = try await store.groupMembers(group: g, on: c)
+            }
+            try await changes.revise(id, actor: actor, reason: .ownerUpgraded, on: c) { alarm in
+                guard alarm.deletedAt == nil else { return }
+                alarm = AlarmSharing.restoring(kept, to: alarm, groupMembers: groupMembers)
+            }
+        }
+    }
+
+    /// Plus or Premium again: the alarms the Free limit switched off come back on (those the
+    /// owner did not delete or switch on meanwhile).
+    func reactivate(_ owner: String, actor: String?, on c: PostgresConnection) async throws {
+        let now = Date()
+        for id in try await store.takeTierDeactivations(ownedBy: owner, on: c) {
+            try await changes.revise(id, actor: actor, at: now, on: c) { alarm in
+                guard alarm.deletedAt == nil, !alarm.isActive else { return }
+                alarm = try AlarmRules.reactivated(alarm, now: now)
+            }
+        }
     }
 }

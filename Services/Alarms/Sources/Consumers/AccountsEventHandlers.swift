@@ -30,29 +30,18 @@ struct AccountsEventHandlers: Sendable {
     /// or the email remains (the outbox keeps the events for its retention).
     func deleteUser(_ uid: String, on c: PostgresConnection) async throws {
         let now = Date()
-        let owned = try await store.liveAlarmIDs(ownedBy: uid, on: c)
-        for id in owned {
-            guard let a = try await store.lock(id, on: c) else { continue }
-            var n = a
-            n.deletedAt = now
-            n.isActive = false
-            n.version = a.version + 1
-            n.updatedAt = now
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: nil, on: c)
+        // The others are told; the deleted account is not (nothing may reach it after its
+        // deletion, and the notifications service may have purged it already).
+        for id in try await store.liveAlarmIDs(ownedBy: uid, on: c) {
+            try await changes.revise(id, actor: nil, untold: uid, at: now, on: c) { $0 = AlarmLifecycle.deleted($0, at: now) }
         }
-        let shared = try await store.liveAlarmIDs(sharedWithOrAssignedTo: uid, on: c)
-        for id in shared {
-            guard let a = try await store.lock(id, on: c) else { continue }
-            var n = a
-            n.sharedWith.removeAll { $0 == uid }
-            n.isShared = !n.sharedWith.isEmpty
-            if n.assignedTo == uid { n.assignedTo = nil }
-            n.version = a.version + 1
-            n.updatedAt = now
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: nil, on: c)
+        for id in try await store.liveAlarmIDs(sharedWithOrAssignedTo: uid, on: c) {
+            try await changes.revise(id, actor: nil, untold: uid, at: now, on: c) { n in
+                n = AlarmSharing.removing(uid, from: n) ?? n
+                if n.assignedTo == uid { n.assignedTo = nil }
+            }
         }
+        try await store.forgetSuspensions(of: uid, on: c)
         let all = try await store.alarmIDs(ownedBy: uid, on: c)
         try await store.deleteCompletions(ofAlarms: all, on: c)
         try await store.deleteSnoozes(ofAlarms: all, on: c)

@@ -38,19 +38,17 @@ struct GroupEventHandlers: Sendable {
     /// Applies membership changes to every live alarm of the group.
     func reshare(group: String, adding: Set<String>, removing: Set<String>, detach: Bool, on c: PostgresConnection) async throws {
         guard !adding.isEmpty || !removing.isEmpty || detach else { return }
-        let ids = try await store.liveAlarmIDs(inGroup: group, on: c)
-        for id in ids {
-            guard let a = try await store.lock(id, on: c) else { continue }
-            var n = a
-            n.sharedWith = Array(Set(a.sharedWith).union(adding).subtracting(removing).subtracting([a.ownerId])).sorted()
-            n.isShared = !n.sharedWith.isEmpty
-            if let assignee = n.assignedTo, !n.members.contains(assignee) { n.assignedTo = nil }
-            if detach { n.groupId = nil }
-            guard n != a else { continue }
-            n.version = a.version + 1
-            n.updatedAt = Date()
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: nil, on: c)
+        // Alarms whose sharing is suspended (their owner's Premium ended) forget who left too.
+        if !removing.isEmpty || detach {
+            try await store.dropFromSuspended(group: group, members: removing.sorted(), detach: detach, on: c)
+        }
+        for id in try await store.liveAlarmIDs(inGroup: group, on: c) {
+            try await changes.revise(id, actor: nil, on: c) { n in
+                n.sharedWith = Array(Set(n.sharedWith).union(adding).subtracting(removing).subtracting([n.ownerId])).sorted()
+                n.isShared = !n.sharedWith.isEmpty
+                if let assignee = n.assignedTo, !n.members.contains(assignee) { n.assignedTo = nil }
+                if detach { n.groupId = nil }
+            }
         }
     }
 }

@@ -15,18 +15,14 @@ struct InvitationEventHandlers: Sendable {
         h.ignore(InvitationsEvents.created, InvitationsEvents.declined, InvitationsEvents.revoked, InvitationsEvents.expired)
         h.on(InvitationsEvents.accepted) { e, ctx, c in
             guard e.invitation.type == "alarm", let user = e.userId else { return }
-            guard let a = try await store.lock(e.invitation.referenceId, on: c), a.deletedAt == nil else {
-                ctx.logger.notice("accepted invitation for a deleted alarm", metadata: ["alarm": "\(e.invitation.referenceId)"])
-                return
+            let revised = try await changes.revise(e.invitation.referenceId, actor: user, tellActor: true, on: c) { n in
+                guard n.deletedAt == nil, !n.members.contains(user) else { return }
+                n.sharedWith = (n.sharedWith + [user]).sorted()
+                n.isShared = true
             }
-            guard !a.members.contains(user) else { return }
-            var n = a
-            n.sharedWith = (a.sharedWith + [user]).sorted()
-            n.isShared = true
-            n.version = a.version + 1
-            n.updatedAt = Date()
-            try await store.update(n, on: c)
-            try await changes.record(before: a, after: n, actor: user, tellActor: true, on: c)
+            if revised == nil || revised?.after.deletedAt != nil {
+                ctx.logger.notice("accepted invitation for a deleted alarm", metadata: ["alarm": "\(e.invitation.referenceId)"])
+            }
         }
         return h
     }

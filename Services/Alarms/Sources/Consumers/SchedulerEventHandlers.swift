@@ -55,12 +55,7 @@ struct SchedulerEventHandlers: Sendable {
             id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? .snoozedExpired : .missed,
             scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now)
         try await store.insertUnmarkedCompletion(completion, on: c)
-        var n = a
-        if let pending = a.nextFireDate, e.occurrenceAt >= pending {
-            let compiled = try AlarmRules.compile(a.schedule)
-            n.nextFireDate = compiled.next(after: max(e.occurrenceAt, now))
-            if n.nextFireDate == nil { n.isActive = false }
-        }
+        var n = try AlarmLifecycle.advanced(a, past: e.occurrenceAt, now: now)
         n.version = a.version + 1
         n.updatedAt = now
         try await store.update(n, on: c)

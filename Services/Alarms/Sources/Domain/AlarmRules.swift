@@ -64,6 +64,15 @@ enum AlarmRules {
         }
     }
 
+    /// `alarm` switched back on at `now` (after an upgrade lifts the limit that switched it
+    /// off): its next occurrence from now; still off when the schedule has none left.
+    static func reactivated(_ alarm: Alarm, now: Date) throws -> Alarm {
+        var n = alarm
+        n.nextFireDate = try compile(alarm.schedule).next(after: now)
+        n.isActive = n.nextFireDate != nil
+        return n
+    }
+
     /// The tier rules of §1.2, §7 and US-8.1, applied to what a write adds: a downgraded user
     /// keeps notes, warnings and shared members they already have, but cannot add more.
     static func checkTier(_ tier: Tier, alarm a: Alarm, previous p: Alarm?) throws {

@@ -9,6 +9,14 @@ import Wire
 /// keep or remove members and add the alarm's group's members, nothing else: anyone else named
 /// is refused with `CA035` naming the field and the people.
 enum AlarmSharing {
+    /// Why members are told of a change no member made (`AlarmState.syncReason`).
+    enum Reason: String, Sendable {
+        /// The owner's Premium ended: sharing is suspended, members lose access (§9.4).
+        case ownerDowngraded = "owner-downgraded"
+        /// The owner is on Premium again: the suspended sharing is back.
+        case ownerUpgraded = "owner-upgraded"
+    }
+
     /// Checks that `requested` (the `sharedWith` a request sets, already normalized by
     /// ``AlarmRules/members(_:owner:)``) names only people in `allowed`.
     static func checkConsent(_ requested: [String], allowed: Set<String>) throws {
@@ -34,6 +42,42 @@ enum AlarmSharing {
         n.sharedWith = alarm.sharedWith.filter { $0 != member }
         n.isShared = !n.sharedWith.isEmpty
         if n.assignedTo == member { n.assignedTo = nil }
+        return n
+    }
+
+    /// What sharing an alarm had when its owner's Premium ended, kept to restore it.
+    struct Suspended: Sendable, Equatable {
+        var sharedWith: [String]
+        var groupId: String?
+        var assignedTo: String?
+    }
+
+    /// `alarm` with its sharing suspended (§9.4: Premium → Free or Plus): no members, no group,
+    /// no assignee but the owner; with what it had. Nil when it shares nothing.
+    static func suspending(_ alarm: Alarm) -> (alarm: Alarm, kept: Suspended)? {
+        guard !alarm.sharedWith.isEmpty || alarm.groupId != nil else { return nil }
+        var n = alarm
+        n.sharedWith = []
+        n.isShared = false
+        n.groupId = nil
+        if n.assignedTo != alarm.ownerId { n.assignedTo = nil }
+        return (n, Suspended(sharedWith: alarm.sharedWith, groupId: alarm.groupId, assignedTo: alarm.assignedTo))
+    }
+
+    /// `alarm` with suspended sharing back (the owner is on Premium again): its members, its
+    /// group with the group's members now when the owner still manages it (`groupMembers`
+    /// non-nil), and its assignee when still a member.
+    static func restoring(_ kept: Suspended, to alarm: Alarm, groupMembers: [String]?) -> Alarm {
+        var n = alarm
+        var members = Set(alarm.sharedWith).union(kept.sharedWith)
+        if let g = kept.groupId, let current = groupMembers {
+            n.groupId = g
+            members.formUnion(current)
+        }
+        members.remove(alarm.ownerId)
+        n.sharedWith = members.sorted()
+        n.isShared = !members.isEmpty
+        if n.assignedTo == nil, let assignee = kept.assignedTo, n.members.contains(assignee) { n.assignedTo = assignee }
         return n
     }
 

@@ -97,12 +97,8 @@ struct PhotoHandlers: Sendable {
     }
 
     private func changed(_ a: Alarm, photoURL: String?, actor: String, on c: PostgresConnection) async throws -> Alarm {
-        var n = a
-        n.photoURL = photoURL
-        n.version = a.version + 1
-        n.updatedAt = Date()
-        try await store.update(n, on: c)
-        try await changes.record(before: a, after: n, actor: actor, on: c)
-        return n
+        // The alarm is locked already (`writable`): `revise` reads the same row again.
+        let revised = try await changes.revise(a.id, actor: actor, on: c) { $0.photoURL = photoURL }
+        return revised?.after ?? a
     }
 }

@@ -230,5 +230,28 @@ enum AlarmsMigrations {
             "ALTER TABLE feed_entries SET (fillfactor = 70)",
             "ALTER TABLE feed_heads SET (fillfactor = 50)",
         ]),
+        // What a downgrade takes away, kept for an upgrade to give back (§9.4).
+        Migration(11, "suspended sharing and tier deactivations", [
+            """
+            CREATE TABLE suspended_shares (
+                alarm_id text PRIMARY KEY,
+                owner_id text NOT NULL,
+                shared_with text[] NOT NULL,
+                group_id text,
+                assigned_to text,
+                suspended_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE INDEX suspended_shares_owner ON suspended_shares (owner_id)",
+            "CREATE INDEX suspended_shares_group ON suspended_shares (group_id) WHERE group_id IS NOT NULL",
+            """
+            CREATE TABLE tier_deactivations (
+                alarm_id text PRIMARY KEY,
+                owner_id text NOT NULL,
+                deactivated_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE INDEX tier_deactivations_owner ON tier_deactivations (owner_id)",
+        ]),
     ]
 }

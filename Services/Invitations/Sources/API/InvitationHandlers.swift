@@ -15,6 +15,8 @@ struct InvitationHandlers: Sendable {
     let alarms: RPCClient
     let lifetime: Duration
     let perHour: Int
+    /// The mail to an address no account has proved (`chronir-api.md` §6.1 step 3).
+    let mails: InvitationMails
 
     func register(into router: inout RPCRouter) {
         router.on(InvitationsMethods.Create.self) { req, ctx in try await create(req, actor: try ctx.requireActor(), ctx: ctx) }
@@ -120,7 +122,11 @@ struct InvitationHandlers: Sendable {
                                                  inviteeUserId: req.inviteeUserId, lifetime: lifetime, on: c)
             else { throw ServiceError(.internalError, "invitation not stored") }
             var invitee = req.inviteeUserId
-            if let email { invitee = try await store.uid(forEmail: email, on: c) }
+            if let email {
+                invitee = try await store.uid(forEmail: email, on: c)
+                // No account proved this address: the invitation goes by mail (a push otherwise).
+                if invitee == nil { try await mails.enqueue(i, to: email, on: c, logger: store.logger) }
+            }
             _ = try await store.outbox.append(InvitationsEvents.created,
                                               InvitationsEvents.Changed(invitation: i, userId: invitee, userDisplayName: nil, reason: nil),
                                               actor: actor, on: c)

@@ -28,6 +28,7 @@ struct InvitationEventHandlers: Sendable {
             try await store.deleteInvitations(byInviter: u.uid, on: c, logger: ctx.logger)
             if proven {
                 try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)
+                try await store.forgetMails(to: u.email, on: c, logger: ctx.logger)
             }
             try await store.forgetInvitee(uid: u.uid, email: proven ? u.email : "", on: c, logger: ctx.logger)
         }

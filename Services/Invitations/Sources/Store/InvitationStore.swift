@@ -161,6 +161,11 @@ struct InvitationStore: Sendable {
         try await c.query("DELETE FROM users WHERE uid = \(uid)", logger: logger)
     }
 
+    /// Deletes the queued and sent mails to `email` (a deleted account's proven address).
+    func forgetMails(to email: String, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("DELETE FROM mail_outbox WHERE lower(recipient) = lower(\(email))", logger: logger)
+    }
+
     /// Deletes every invitation sent by `inviter`; logs with `logger` (the event's).
     func deleteInvitations(byInviter inviter: String, on c: PostgresConnection, logger: Logger) async throws {
         try await c.query("DELETE FROM invitations WHERE inviter_id = \(inviter)", logger: logger)

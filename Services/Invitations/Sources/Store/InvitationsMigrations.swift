@@ -1,5 +1,6 @@
 import Outbox
 import Persistence
+import ServiceKit
 
 /// The invitations schema, in order.
 enum InvitationsMigrations {
@@ -48,5 +49,7 @@ enum InvitationsMigrations {
             "ALTER TABLE invitations ADD COLUMN invitee_uid text",
             "CREATE INDEX invitations_invitee_uid ON invitations (invitee_uid) WHERE status = 'pending'",
         ]),
+        // Invitations to an address no account has proved go out by mail, queued with the invitation.
+        Migration(6, "mail outbox", [MailOutbox.createTable, MailOutbox.createIndex]),
     ]
 }

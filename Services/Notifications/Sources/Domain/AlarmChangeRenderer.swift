@@ -14,6 +14,8 @@ extension NotificationRenderer {
         var members: [String]
         var groupId: String?
         var syncMembers: [String]?
+        /// `owner-downgraded` or `owner-upgraded` when the owner's plan, not a member, made the change.
+        var syncReason: String?
     }
 
     /// One silent notification per kind of recipient: members see `change`; former members
@@ -33,6 +35,16 @@ extension NotificationRenderer {
         var data = ["type": "alarm_changed", "alarmId": alarm.id, "version": String(alarm.version), "change": change,
                     "deepLink": alarmLink(alarm.id)]
         if let g = alarm.groupId { data["groupId"] = g }
+        // The owner's plan changed it: the members are told in words, not only their devices.
+        if let reason = alarm.syncReason {
+            data["reason"] = reason
+            let downgraded = reason == "owner-downgraded"
+            return RenderedNotification(recipients: recipients, content: PushContent(
+                type: "alarm_changed", title: downgraded ? "No longer shared: \(alarm.title)" : "Shared again: \(alarm.title)",
+                body: downgraded ? "Its owner's Premium plan ended, so this alarm is no longer shared with you"
+                    : "Its owner is on Premium again, so this alarm is shared with you again",
+                data: data, urgent: false, deepLink: alarmLink(alarm.id), collapseKey: "sync-\(alarm.id)"))
+        }
         let body = switch change {
         case "deleted": "Deleted by its owner"
         case "removed": "You no longer share this alarm"

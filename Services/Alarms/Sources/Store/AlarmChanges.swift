@@ -30,11 +30,35 @@ struct AlarmChanges: Sendable {
     /// devices should read the alarm again (``AlarmSharing/syncMembers(before:after:actor:)``).
     /// `tellActor`: the one who made the change is told too (who joined by accepting an
     /// invitation: their devices learn of the alarm at once).
-    func record(before: Alarm?, after: Alarm, actor: String?, tellActor: Bool = false, on c: PostgresConnection) async throws {
+    /// `reason`: why members are told, when it is not one of them acting (`AlarmSharing.Reason`);
+    /// `untold`: someone not to tell (a deleted account).
+    func record(before: Alarm?, after: Alarm, actor: String?, tellActor: Bool = false, reason: AlarmSharing.Reason? = nil,
+                untold: String? = nil, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
-        let sync = AlarmSharing.syncMembers(before: before, after: after, actor: tellActor ? nil : actor)
-        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor, sync: sync)]),
+        let sync = AlarmSharing.syncMembers(before: before, after: after, actor: tellActor ? nil : actor).filter { $0 != untold }
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor, sync: sync, reason: reason)]),
                                feed: [Self.feedChange(before: before, after: after)], on: c)
+    }
+
+    /// One change of one alarm, the sequence every write of an existing alarm follows: lock the
+    /// row, let `change` edit a copy of it (it starts as the locked alarm, and may throw to
+    /// refuse), and — when the copy differs — bump the version, stamp `updatedAt`, write the
+    /// row and record the feed and the event, all in the caller's transaction. Answers the
+    /// alarm before and after (the same when nothing changed: nothing is written), or nil when
+    /// there is no such alarm.
+    @discardableResult
+    func revise(_ id: String, actor: String?, tellActor: Bool = false, reason: AlarmSharing.Reason? = nil, untold: String? = nil,
+                at now: Date = Date(), on c: PostgresConnection,
+                _ change: (inout Alarm) async throws -> Void) async throws -> (before: Alarm, after: Alarm)? {
+        guard let before = try await store.lock(id, on: c) else { return nil }
+        var after = before
+        try await change(&after)
+        guard after != before else { return (before, before) }
+        after.version = before.version + 1
+        after.updatedAt = now
+        try await store.update(after, on: c)
+        try await record(before: before, after: after, actor: actor, tellActor: tellActor, reason: reason, untold: untold, on: c)
+        return (before, after)
     }
 
     /// Records a completion, skip or miss together with the alarm's own change: both events
@@ -60,9 +84,10 @@ struct AlarmChanges: Sendable {
         return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
-    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, sync: [String] = []) throws -> Envelope {
+    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, sync: [String] = [], reason: AlarmSharing.Reason? = nil) throws -> Envelope {
         var state = Self.state(a, ownerTier: ownerTier)
         state.syncMembers = sync.isEmpty ? nil : sync
+        if !sync.isEmpty { state.syncReason = reason?.rawValue }
         return try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted, state, actor: actor)
     }
 
