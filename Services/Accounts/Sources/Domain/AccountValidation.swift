@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import Messaging
+import Wire
 
 /// Input rules of the accounts service; each failure names the field (`CA016`).
 enum AccountValidation {

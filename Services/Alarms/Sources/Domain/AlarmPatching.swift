@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import Messaging
+import Wire
 
 extension Alarm {
     /// This alarm with `patch` applied, every field checked (`CA016`; `CA008` for the

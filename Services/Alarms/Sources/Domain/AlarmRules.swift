@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import Messaging
+import Wire
 import Schedules
 
 /// Field limits and defaults of alarms; every failure names its field.

@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import Messaging
+import Wire
 
 /// Turns events into notifications (texts of `chronir-api.md` Appendix C).
 enum NotificationRenderer {

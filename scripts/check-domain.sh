@@ -1,0 +1,27 @@
+#!/bin/sh
+# Domain files hold each service's rules as pure functions: they import no I/O module (no
+# database, bus, network, thread pool or logging), only Foundation, the contracts, Wire (for
+# ServiceError), Schedules and Crypto. Called by `make test`; `--self-test` shows it catches one.
+set -eu
+cd "$(dirname "$0")/.."
+allowed=':import (Foundation|Contracts|Wire|Schedules|Crypto|CryptoExtras|_CryptoExtras)$'
+check() {
+    bad=$(grep -H '^import ' "$@" | grep -Ev "$allowed" || true)
+    if [ -n "$bad" ]; then
+        echo "domain: these Domain files import an I/O module (move the I/O to Store/ or the service's wiring):" >&2
+        echo "$bad" >&2
+        return 1
+    fi
+}
+if [ "${1:-}" = "--self-test" ]; then
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    printf 'import Foundation\nimport PostgresNIO\n' > "$tmp/Bad.swift"
+    if check "$tmp/Bad.swift" 2>/dev/null; then echo "domain self-test: an I/O import was not caught" >&2; exit 1; fi
+    printf 'import Foundation\nimport Wire\n' > "$tmp/Good.swift"
+    check "$tmp/Good.swift"
+    echo "domain self-test: ok"
+    exit 0
+fi
+check Services/*/Sources/Domain/*.swift
+echo "domain: $(ls Services/*/Sources/Domain/*.swift | wc -l) files import no I/O module"
