@@ -135,6 +135,13 @@ def test_group_members_see_each_others_completions(new_page):
     a.get_by_label("Name").fill("Flat 3")
     a.get_by_role("button", name="Create group").click()
     expect(a.get_by_role("heading", name="Flat 3")).to_be_visible()
+    # The group's rules: the owner chooses who edits its alarms.
+    rules = a.get_by_role("form", name="Group rules")
+    expect(rules).to_be_visible()
+    rules.get_by_label("Who creates and edits the group's alarms").select_option("everyone")
+    rules.get_by_role("button", name="Save rules").click()
+    expect(a.locator(".toast").filter(has_text="Saved")).to_be_visible()
+    shot(a, "group-rules")
     a.get_by_role("button", name="Invite by link").click()
     link = a.get_by_label("Invitation link").input_value()
     assert re.search(r"/invite/[A-Za-z0-9_-]+$", link), link

@@ -26,28 +26,49 @@ struct NotificationRenderingTests {
         #expect((android?["notification"] as? [String: Any])?["channel_id"] as? String != "cycle_alarm_channel")
     }
 
-    @Test("a completion push reads like Appendix C and goes to the one recipient")
-    func completion() {
-        let n = NotificationRenderer.completed(.init(alarmId: "a1", title: "Change HVAC Filter", occurrenceAt: now, completionId: "c1",
-                                                     completedBy: "partner_uid", completedByName: "Partner", recipient: "u2", groupId: "g1"))
+    @Test("a completion push reads like Appendix C, goes to the one recipient, names the group, and not to who turned them off")
+    func completion() throws {
+        let push = SchedulerEvents.CompletionPush(alarmId: "a1", title: "Change HVAC Filter", occurrenceAt: now, completionId: "c1",
+                                                  completedBy: "partner_uid", completedByName: "Partner", recipient: "u2", groupId: "g1")
+        let n = try #require(NotificationRenderer.completed(push).first)
         #expect(n.recipients == ["u2"])
         #expect(n.content.title == "✓ Change HVAC Filter — Done")
         #expect(n.content.body == "Marked complete by Partner")
         #expect(n.content.data["type"] == "alarm_completed")
         #expect(n.content.data["completedBy"] == "partner_uid")
         #expect(n.content.data["groupId"] == "g1")
+        let group = NotificationRenderer.GroupText(name: "Flat 3", names: ["partner_uid": "Partner"])
+        #expect(NotificationRenderer.completed(push, group: group).first?.content.body == "Marked complete by Partner in Flat 3")
+        var off = group
+        off.completionPushesOff = ["u2"]
+        #expect(NotificationRenderer.completed(push, group: off).isEmpty, "u2 turned completion pushes off")
     }
 
-    @Test("a fire alerts the alert members only, urgently, with the deep link")
-    func fire() {
-        let n = NotificationRenderer.fired(.init(alarmId: "alarm_abc123", title: "Change HVAC Filter", ownerId: "o", occurrenceAt: now, dueAt: now,
-                                                 firedAt: now, members: ["o", "m"], alertMembers: ["m"], groupId: "group_xyz789",
-                                                 assignedTo: "m", snoozeCount: 0))
+    @Test("a fire alerts the alert members, urgently, naming the group; an assigned fire tells the others without ringing")
+    func fire() throws {
+        let fired = SchedulerEvents.AlarmFired(alarmId: "alarm_abc123", title: "Change HVAC Filter", ownerId: "o", occurrenceAt: now, dueAt: now,
+                                               firedAt: now, members: ["o", "m"], alertMembers: ["m"], groupId: "group_xyz789",
+                                               assignedTo: "m", snoozeCount: 0)
+        let all = NotificationRenderer.fired(fired, group: .init(name: "Flat 3", names: ["m": "Mo", "o": "Olu"]))
+        #expect(all.count == 2)
+        let n = try #require(all.first)
         #expect(n.recipients == ["m"])
         #expect(n.content.urgent)
         #expect(n.content.title == "Chronir: Change HVAC Filter")
+        #expect(n.content.body == "Assigned to you in Flat 3")
         #expect(n.content.deepLink == "chronir://alarm/alarm_abc123")
         #expect(n.content.data["groupId"] == "group_xyz789")
+        let others = try #require(all.last)
+        #expect(others.recipients == ["o"])
+        #expect(!others.content.urgent, "the others get a standard notification")
+        #expect(others.content.body == "Ringing for Mo in Flat 3")
+        #expect(others.content.data["assignedTo"] == "m")
+        var unassigned = fired
+        unassigned.assignedTo = nil
+        unassigned.alertMembers = ["o", "m"]
+        let shared = NotificationRenderer.fired(unassigned, group: .init(name: "Flat 3"))
+        #expect(shared.count == 1 && shared[0].content.body == "Shared alarm from Flat 3" && shared[0].recipients == ["o", "m"])
+        #expect(NotificationRenderer.fired(unassigned).first?.content.body == "Shared alarm from your group", "a group not known yet")
     }
 
     @Test("back-off doubles from the base, is capped, jittered into [½, 1], and honours Retry-After")

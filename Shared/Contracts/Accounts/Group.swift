@@ -13,9 +13,12 @@ public struct Group: Codable, Sendable, Equatable {
     public var iconName: String
     public var createdAt: Date
     public var updatedAt: Date
+    /// The group's rules (US-10.2, US-10.3); always present in what accounts answers.
+    public var settings: GroupSettings?
 
     public init(id: String, name: String, description: String?, ownerId: String, memberIds: [String], memberCount: Int, maxMembers: Int,
-                iconName: String, createdAt: Date, updatedAt: Date) {
+                iconName: String, createdAt: Date, updatedAt: Date, settings: GroupSettings? = nil) {
+        self.settings = settings
         self.id = id
         self.name = name
         self.description = description
@@ -26,6 +29,32 @@ public struct Group: Codable, Sendable, Equatable {
         self.iconName = iconName
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// A group's rules: who creates and edits its alarms (US-10.2) and how long a fired occurrence
+/// stays pending before it counts as missed (US-10.3).
+public struct GroupSettings: Codable, Sendable, Equatable {
+    /// `owner`, `admins` (the owner and admins: the default) or `everyone`.
+    public var alarmEditors: String
+    /// Minutes from an occurrence's fire until it is missed (15–10 080); nil: the service's window (2 h).
+    public var pendingWindowMinutes: Int?
+
+    public static let editors = ["owner", "admins", "everyone"]
+    public static let windowRange = 15...10_080
+
+    public init(alarmEditors: String = "admins", pendingWindowMinutes: Int? = nil) {
+        self.alarmEditors = alarmEditors
+        self.pendingWindowMinutes = pendingWindowMinutes
+    }
+
+    /// Whether a member with `role` creates and edits the group's alarms.
+    public func mayEditAlarms(_ role: GroupRole) -> Bool {
+        switch alarmEditors {
+        case "everyone": true
+        case "owner": role == .owner
+        default: role.manages
+        }
     }
 }
 
@@ -46,8 +75,13 @@ public struct GroupMember: Codable, Sendable, Equatable {
     public var role: GroupRole
     public var joinedAt: Date
     public var invitedBy: String?
+    /// Whether the member is told when someone completes one of the group's alarms (US-10.3;
+    /// they set it themselves).
+    public var completionPushes: Bool?
 
-    public init(uid: String, displayName: String, email: String, photoURL: String?, role: GroupRole, joinedAt: Date, invitedBy: String?) {
+    public init(uid: String, displayName: String, email: String, photoURL: String?, role: GroupRole, joinedAt: Date, invitedBy: String?,
+                completionPushes: Bool? = nil) {
+        self.completionPushes = completionPushes
         self.uid = uid
         self.displayName = displayName
         self.email = email
@@ -102,21 +136,30 @@ public enum GroupMethods {
             public var name: String?
             public var description: Patch<String>
             public var iconName: String?
-            public init(groupId: String, name: String?, description: Patch<String>, iconName: String?) {
+            /// ``GroupSettings/alarmEditors``.
+            public var alarmEditors: String?
+            /// ``GroupSettings/pendingWindowMinutes`` (null: back to the service's window).
+            public var pendingWindowMinutes: Patch<Int> = .unchanged
+            public init(groupId: String, name: String?, description: Patch<String>, iconName: String?, alarmEditors: String? = nil,
+                        pendingWindowMinutes: Patch<Int> = .unchanged) {
                 self.groupId = groupId
                 self.name = name
                 self.description = description
                 self.iconName = iconName
+                self.alarmEditors = alarmEditors
+                self.pendingWindowMinutes = pendingWindowMinutes
             }
             public init(from decoder: any Decoder) throws {
                 let c = try decoder.container(keyedBy: AnyCodingKey.self)
-                try c.rejectUnknown(allowed: ["groupId", "name", "description", "iconName"],
+                try c.rejectUnknown(allowed: ["groupId", "name", "description", "iconName", "alarmEditors", "pendingWindowMinutes"],
                                     readOnly: ["ownerId": "transfer ownership with POST /v1/groups/{id}/transfer",
                                                "memberIds": "members join by invitation", "memberCount": "computed", "maxMembers": "fixed"])
                 groupId = try c.decode(String.self, forKey: AnyCodingKey("groupId"))
                 name = try c.decodeIfPresent(String.self, forKey: AnyCodingKey("name"))
                 description = try c.patch(String.self, "description")
                 iconName = try c.decodeIfPresent(String.self, forKey: AnyCodingKey("iconName"))
+                alarmEditors = try c.decodeIfPresent(String.self, forKey: AnyCodingKey("alarmEditors"))
+                pendingWindowMinutes = try c.patch(Int.self, "pendingWindowMinutes")
             }
             public func encode(to encoder: any Encoder) throws {
                 var c = encoder.container(keyedBy: AnyCodingKey.self)
@@ -124,6 +167,8 @@ public enum GroupMethods {
                 try c.encodeIfPresent(name, forKey: AnyCodingKey("name"))
                 try c.encode(description, "description")
                 try c.encodeIfPresent(iconName, forKey: AnyCodingKey("iconName"))
+                try c.encodeIfPresent(alarmEditors, forKey: AnyCodingKey("alarmEditors"))
+                try c.encode(pendingWindowMinutes, "pendingWindowMinutes")
             }
         }
         public typealias Response = Group
@@ -145,16 +190,19 @@ public enum GroupMethods {
         public static let type = "accounts.groups.members"
     }
 
-    /// `PATCH /v1/groups/{id}/members/{uid}` `{role}`: the owner promotes or demotes.
+    /// `PATCH /v1/groups/{id}/members/{uid}` `{role, completionPushes}`: the owner promotes or
+    /// demotes; a member turns their own completion pushes off or on.
     public struct SetRole: RPCMethod {
         public struct Request: Codable, Sendable {
             public var groupId: String
             public var uid: String
-            public var role: String
-            public init(groupId: String, uid: String, role: String) {
+            public var role: String?
+            public var completionPushes: Bool?
+            public init(groupId: String, uid: String, role: String?, completionPushes: Bool? = nil) {
                 self.groupId = groupId
                 self.uid = uid
                 self.role = role
+                self.completionPushes = completionPushes
             }
         }
         public typealias Response = GroupMember
@@ -229,9 +277,15 @@ extension AccountsEvents {
     public struct MemberRole: Codable, Sendable, Equatable {
         public var uid: String
         public var role: GroupRole
-        public init(uid: String, role: GroupRole) {
+        /// The member's name (what texts about the group say).
+        public var displayName: String?
+        /// ``GroupMember/completionPushes``.
+        public var completionPushes: Bool?
+        public init(uid: String, role: GroupRole, displayName: String? = nil, completionPushes: Bool? = nil) {
             self.uid = uid
             self.role = role
+            self.displayName = displayName
+            self.completionPushes = completionPushes
         }
     }
 

@@ -45,6 +45,9 @@ public enum AlarmsEvents {
         /// Why the members named in ``syncMembers`` are told, when no member acted:
         /// `owner-downgraded` (sharing ended with the owner's Premium), `owner-upgraded` (it came back).
         public var syncReason: String?
+        /// Minutes from a fire until the occurrence counts as missed, when the alarm's group sets
+        /// it (US-10.3); absent: the scheduler's window.
+        public var missedWindowMinutes: Int?
 
         public init(id: String, ownerId: String, title: String, schedule: Schedule, nextFireDate: Date?, isActive: Bool,
                     isPaused: Bool, deleted: Bool, preAlarmOffsetsMinutes: [Int], members: [String], alertMembers: [String],

@@ -57,7 +57,11 @@ async function route() {
 function startLive() {
   if (stopLive) return;
   stopLive = listen(async (type, n) => {
-    if (type === "alarm_fired") {
+    if (type === "alarm_fired" && n.data?.assignedTo && n.data.assignedTo !== store.me?.uid) {
+      // Assigned to someone else (US-10.4): told, not rung.
+      toast(`${n.title.replace(/^Chronir: /, "")} — ${n.body}`);
+      store.sync().catch(() => {});
+    } else if (type === "alarm_fired") {
       // The current state: a fire replayed after a reconnect that was already completed does not ring again.
       const alarm = await api("GET", `/v1/alarms/${n.data.alarmId}`).catch(() => store.alarms.get(n.data?.alarmId));
       const done = alarm?.lastCompletedDate && n.data?.occurrenceAt && new Date(alarm.lastCompletedDate) >= new Date(n.data.occurrenceAt);

@@ -96,6 +96,23 @@ struct GroupHandlers: Sendable {
             if let i = req.iconName {
                 try await store.setIcon(try Self.text(i, field: "iconName", max: 40), of: g.id, on: c)
             }
+            if let editors = req.alarmEditors {
+                guard GroupSettings.editors.contains(editors) else {
+                    throw ServiceError(.validationFailed, "alarmEditors must be owner, admins or everyone")
+                }
+                // Who may edit the group's alarms is the owner's call (an admin could otherwise lock the owner's peers out).
+                guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner decides who edits group \(g.id)'s alarms") }
+                try await store.setAlarmEditors(editors, of: g.id, on: c)
+            }
+            switch req.pendingWindowMinutes {
+            case .unchanged: break
+            case .cleared: try await store.setPendingWindow(nil, of: g.id, on: c)
+            case .set(let m):
+                guard GroupSettings.windowRange.contains(m) else {
+                    throw ServiceError(.validationFailed, "pendingWindowMinutes must be 15–10080 (or null for the default, 120)")
+                }
+                try await store.setPendingWindow(m, of: g.id, on: c)
+            }
             return try await store.changed(g.id, actor: actor, on: c)
         }
         return g
@@ -110,18 +127,31 @@ struct GroupHandlers: Sendable {
         return Empty()
     }
 
+    /// The owner changes a member's role; a member turns their own completion pushes on or off.
     func setRole(_ req: GroupMethods.SetRole.Request, actor: String) async throws -> GroupMember {
-        guard let newRole = GroupRole(rawValue: req.role), newRole != .owner else {
-            throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
+        guard req.role != nil || req.completionPushes != nil else {
+            throw ServiceError(.validationFailed, "give role (admin or member) or completionPushes (true or false)")
+        }
+        let newRole = try req.role.map { r -> GroupRole in
+            guard let newRole = GroupRole(rawValue: r), newRole != .owner else {
+                throw ServiceError(.validationFailed, "role must be admin or member (ownership moves with POST /v1/groups/{id}/transfer)")
+            }
+            return newRole
         }
         let m: GroupMember = try await store.outbox.transaction { c in
             let (g, role) = try await visible(req.groupId, actor: actor, on: c)
-            guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
             guard let current = try await store.role(of: req.uid, in: g.id, on: c) else {
                 throw ServiceError(.notFound, "\(req.uid) is not a member of group \(g.id)")
             }
-            guard current != .owner else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
-            try await store.setRole(newRole, of: req.uid, in: g.id, on: c)
+            if let pushes = req.completionPushes {
+                guard req.uid == actor else { throw ServiceError(.permissionDenied, "members choose their own completion pushes") }
+                try await store.setCompletionPushes(pushes, of: req.uid, in: g.id, on: c)
+            }
+            if let newRole {
+                guard role == .owner else { throw ServiceError(.permissionDenied, "only the owner changes roles in group \(g.id)") }
+                guard current != .owner else { throw ServiceError(.validationFailed, "the owner's role changes only by transferring ownership") }
+                try await store.setRole(newRole, of: req.uid, in: g.id, on: c)
+            }
             try await store.changed(g.id, actor: actor, on: c)
             guard let m = try await store.members(g.id, on: c).first(where: { $0.uid == req.uid }) else { throw Self.notFound(g.id) }
             return m

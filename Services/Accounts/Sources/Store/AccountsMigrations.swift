@@ -166,5 +166,14 @@ enum AccountsMigrations {
                 CHECK (retired_at IS NOT NULL OR private_key IS NOT NULL OR private_key_sealed IS NOT NULL)
             """,
         ]),
+        // Group rules (US-10.2, US-10.3) and each member's completion pushes.
+        Migration(8, "group settings", [
+            """
+            ALTER TABLE groups ADD COLUMN alarm_editors text NOT NULL DEFAULT 'admins'
+                CHECK (alarm_editors IN ('owner', 'admins', 'everyone'))
+            """,
+            "ALTER TABLE groups ADD COLUMN pending_window_minutes integer CHECK (pending_window_minutes BETWEEN 15 AND 10080)",
+            "ALTER TABLE group_members ADD COLUMN completion_pushes boolean NOT NULL DEFAULT true",
+        ]),
     ]
 }

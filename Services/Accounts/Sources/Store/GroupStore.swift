@@ -19,19 +19,27 @@ struct GroupStore: Sendable {
     /// The group locked for a change, or nil.
     func lock(_ id: String, on c: PostgresConnection) async throws -> Group? {
         let rows = try await c.query("""
-            SELECT id, name, description, owner_id, icon_name, max_members, created_at, updated_at FROM groups WHERE id = \(id) FOR UPDATE
+            SELECT id, name, description, owner_id, icon_name, max_members, created_at, updated_at, alarm_editors, pending_window_minutes
+            FROM groups WHERE id = \(id) FOR UPDATE
             """, logger: logger)
-        guard let (id, name, description, owner, icon, max, created, updated)
-            = try await rows.decode((String, String, String?, String, String, Int32, Date, Date).self).first(where: { _ in true }) else { return nil }
+        guard let (id, name, description, owner, icon, max, created, updated, editors, window)
+            = try await rows.decode((String, String, String?, String, String, Int32, Date, Date, String, Int32?).self).first(where: { _ in true })
+        else { return nil }
         let members = try await memberRoles(id, on: c)
         return Group(id: id, name: name, description: description, ownerId: owner, memberIds: members.map(\.uid), memberCount: members.count,
-                     maxMembers: Int(max), iconName: icon, createdAt: created, updatedAt: updated)
+                     maxMembers: Int(max), iconName: icon, createdAt: created, updatedAt: updated,
+                     settings: GroupSettings(alarmEditors: editors, pendingWindowMinutes: window.map(Int.init)))
     }
 
     func memberRoles(_ group: String, on c: PostgresConnection) async throws -> [AccountsEvents.MemberRole] {
         var out: [AccountsEvents.MemberRole] = []
-        let rows = try await c.query("SELECT user_id, role FROM group_members WHERE group_id = \(group) ORDER BY joined_at, user_id", logger: logger)
-        for try await (uid, role) in rows.decode((String, String).self) { out.append(.init(uid: uid, role: try Self.role(role))) }
+        let rows = try await c.query("""
+            SELECT m.user_id, m.role, u.display_name, m.completion_pushes FROM group_members m LEFT JOIN users u ON u.id = m.user_id
+            WHERE m.group_id = \(group) ORDER BY m.joined_at, m.user_id
+            """, logger: logger)
+        for try await (uid, role, name, pushes) in rows.decode((String, String, String?, Bool).self) {
+            out.append(.init(uid: uid, role: try Self.role(role), displayName: name, completionPushes: pushes))
+        }
         return out
     }
 
@@ -49,12 +57,13 @@ struct GroupStore: Sendable {
     func members(_ group: String, on c: PostgresConnection) async throws -> [GroupMember] {
         var out: [GroupMember] = []
         let rows = try await c.query("""
-            SELECT m.user_id, u.display_name, u.email, u.photo_url, m.role, m.joined_at, m.invited_by
+            SELECT m.user_id, u.display_name, u.email, u.photo_url, m.role, m.joined_at, m.invited_by, m.completion_pushes
             FROM group_members m JOIN users u ON u.id = m.user_id WHERE m.group_id = \(group) ORDER BY m.joined_at, m.user_id
             """, logger: logger)
-        for try await (uid, name, email, photo, role, joined, invitedBy) in rows.decode((String, String, String, String?, String, Date, String?).self) {
+        for try await (uid, name, email, photo, role, joined, invitedBy, pushes)
+            in rows.decode((String, String, String, String?, String, Date, String?, Bool).self) {
             out.append(GroupMember(uid: uid, displayName: name, email: email, photoURL: photo, role: try Self.role(role), joinedAt: joined,
-                                   invitedBy: invitedBy))
+                                   invitedBy: invitedBy, completionPushes: pushes))
         }
         return out
     }
@@ -100,6 +109,21 @@ struct GroupStore: Sendable {
         try await c.query("""
             INSERT INTO group_members (group_id, user_id, role, invited_by) VALUES (\(group), \(uid), 'member', \(invitedBy))
             """, logger: logger)
+    }
+
+    /// Sets who creates and edits the group's alarms (`owner`, `admins`, `everyone`).
+    func setAlarmEditors(_ editors: String, of id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET alarm_editors = \(editors) WHERE id = \(id)", logger: logger)
+    }
+
+    /// Sets the group's pending window (nil: the service's).
+    func setPendingWindow(_ minutes: Int?, of id: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE groups SET pending_window_minutes = \(minutes.map(Int32.init)) WHERE id = \(id)", logger: logger)
+    }
+
+    /// Turns a member's completion pushes on or off.
+    func setCompletionPushes(_ on: Bool, of uid: String, in group: String, on c: PostgresConnection) async throws {
+        try await c.query("UPDATE group_members SET completion_pushes = \(on) WHERE group_id = \(group) AND user_id = \(uid)", logger: logger)
     }
 
     /// Renames the group.

@@ -70,7 +70,7 @@ struct AlarmHandlers: Sendable {
             var groupMembers: [String] = []
             if let group = req.groupId {
                 guard let members = try await groups.managedMembers(group, actor: actor, on: c) else {
-                    throw ServiceError(.permissionDenied, "only the owner or an admin of group \(group) adds alarms to it")
+                    throw ServiceError(.permissionDenied, "group \(group)'s rules do not let you add alarms to it")
                 }
                 groupMembers = members
             }
@@ -89,7 +89,8 @@ struct AlarmHandlers: Sendable {
             if let assignee = alarm.assignedTo, !alarm.members.contains(assignee) {
                 throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
             }
-            try AlarmRules.checkTier(tier, alarm: alarm, previous: nil)
+            let covered = try await req.groupId.asyncMap { try await store.groupOwnerIsPremium($0, on: c) } ?? false
+            try AlarmRules.checkTier(tier, alarm: alarm, previous: nil, groupCovered: covered)
             // A new alarm is shared only with its group: anyone else accepts an invitation first.
             try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: [], groupMembers: groupMembers))
             if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
@@ -134,12 +135,12 @@ struct AlarmHandlers: Sendable {
                 let a = alarm
                 guard a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(patch.id) }
                 let isOwner = a.ownerId == actor
-                var groupAdmin = false
+                var groupEditor = false
                 if !isOwner, let g = a.groupId {
-                    groupAdmin = try await store.groupRole(group: g, user: actor, on: c)?.manages ?? false
+                    groupEditor = try await store.mayEditGroupAlarms(group: g, user: actor, on: c) ?? false
                 }
-                guard isOwner || groupAdmin else {
-                    throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes alarm \(a.id)")
+                guard isOwner || groupEditor else {
+                    throw ServiceError(.permissionDenied, "only the owner, or whom its group lets edit its alarms, changes alarm \(a.id)")
                 }
                 try Self.checkVersion(patch.version, a)
                 // The order of the checks decides which error a request with several faults gets:
@@ -152,13 +153,14 @@ struct AlarmHandlers: Sendable {
                 var joining: [String]? = nil
                 if let g = patch.groupId.value, g != a.groupId {
                     guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
-                        throw ServiceError(.permissionDenied, "only the owner or an admin of group \(g) adds alarms to it")
+                        throw ServiceError(.permissionDenied, "group \(g)'s rules do not let you add alarms to it")
                     }
                     joining = members
                 }
                 let n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
                 let tier = try await store.tier(of: a.ownerId, on: c)
-                try AlarmRules.checkTier(tier, alarm: n, previous: a)
+                let covered = try await n.groupId.asyncMap { try await store.groupOwnerIsPremium($0, on: c) } ?? false
+                try AlarmRules.checkTier(tier, alarm: n, previous: a, groupCovered: covered)
                 if let requested {
                     // Members stay or go; new ones come only from the alarm's group (by consent, §6.2).
                     var groupMembers = joining ?? []

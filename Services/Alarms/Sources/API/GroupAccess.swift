@@ -15,10 +15,11 @@ struct GroupAccess: Sendable {
     let store: AlarmStore
     let accounts: RPCClient
 
-    /// The members of `group` when `actor` owns or administers it; nil when they do not.
+    /// The members of `group` when `actor` may add alarms to it under its rules (the owner,
+    /// the owner and admins, or everyone: `GroupSettings.alarmEditors`); nil when they may not.
     func managedMembers(_ group: String, actor: String, on c: PostgresConnection) async throws -> [String]? {
-        if let role = try await store.groupRole(group: group, user: actor, on: c) {
-            return role.manages ? try await store.groupMembers(group: group, on: c) : nil
+        if let allowed = try await store.mayEditGroupAlarms(group: group, user: actor, on: c) {
+            return allowed ? try await store.groupMembers(group: group, on: c) : nil
         }
         let answer: GroupMethods.Membership.Response
         do {
@@ -26,7 +27,7 @@ struct GroupAccess: Sendable {
         } catch let e as ServiceError where e.code == .notFound {
             return nil
         }
-        guard answer.role?.manages == true else { return nil }
+        guard let role = answer.role, (answer.group.settings ?? GroupSettings()).mayEditAlarms(role) else { return nil }
         return answer.group.memberIds
     }
 }

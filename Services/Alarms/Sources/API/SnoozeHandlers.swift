@@ -101,7 +101,8 @@ struct SnoozeHandlers: Sendable {
             try await store.recordSnooze(alarmId: a.id, occurrence: occurrence, refireAt: refire, at: now, by: actor, on: c)
             let ownerTier = try await store.tier(of: a.ownerId, on: c)
             // The other members' screens and devices show the snooze (`alarm_changed`).
-            var state = AlarmChanges.state(a, ownerTier: ownerTier)
+            let window = a.groupId == nil ? nil : try await store.groupSettings(group: a.groupId!, on: c).pendingWindowMinutes
+            var state = AlarmChanges.state(a, ownerTier: ownerTier, missedWindowMinutes: window)
             let sync = AlarmSharing.syncMembers(before: nil, after: a, actor: actor)
             state.syncMembers = sync.isEmpty ? nil : sync
             try await outbox.append(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(

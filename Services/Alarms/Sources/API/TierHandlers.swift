@@ -62,6 +62,8 @@ struct TierHandlers: Sendable {
         for id in try await store.sharingAlarmIDs(ownedBy: owner, on: c) {
             var kept: AlarmSharing.Suspended?
             try await changes.revise(id, actor: actor, reason: .ownerDowngraded, on: c) { alarm in
+                // An alarm in a group a Premium owner holds stays: that plan covers it.
+                if let g = alarm.groupId, try await store.groupOwnerIsPremium(g, on: c) { return }
                 guard let (n, k) = AlarmSharing.suspending(alarm) else { return }
                 alarm = n
                 kept = k

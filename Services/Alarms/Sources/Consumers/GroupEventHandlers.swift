@@ -25,6 +25,7 @@ struct GroupEventHandlers: Sendable {
         let old = Set(try await store.groupMembers(group: g, on: c))
         try await store.deleteGroupMembers(group: g, on: c)
         try await store.insertGroupMembers(group: g, members: e.members, on: c)
+        try await store.upsertGroupSettings(group: g, e.group.settings ?? GroupSettings(), on: c)
         let now = Set(e.members.map(\.uid))
         let removed = Set(e.removed).union(old.subtracting(now))
         try await reshare(group: g, adding: now.subtracting(old), removing: removed, detach: false, on: c)
@@ -32,6 +33,7 @@ struct GroupEventHandlers: Sendable {
 
     func deleted(_ e: AccountsEvents.GroupDeleted, on c: PostgresConnection) async throws {
         try await store.deleteGroupMembers(group: e.groupId, on: c)
+        try await store.deleteGroupSettings(group: e.groupId, on: c)
         try await reshare(group: e.groupId, adding: [], removing: Set(e.memberIds), detach: true, on: c)
     }
 

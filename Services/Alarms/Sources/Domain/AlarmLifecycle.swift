@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Wire
 
 /// The alarm's own transitions besides sharing (`AlarmSharing`) and patches
 /// (`Domain/AlarmPatching.swift`): pure, no I/O; `AlarmChanges.revise` writes what they answer.
@@ -10,6 +11,48 @@ enum AlarmLifecycle {
         n.deletedAt = now
         n.isActive = false
         return n
+    }
+
+    /// The occurrence a mark names on `alarm` (`requested`, else the pending one), checked
+    /// against its schedule (`CA016` otherwise), and the alarm's next occurrence when marking it
+    /// moves the alarm on (the pending occurrence or a later one); `.none` when it only logs
+    /// (an earlier occurrence). `now`: when the mark came.
+    static func markedOccurrence(_ requested: Date?, on alarm: Alarm, now: Date) throws -> (occurrence: Date, next: Date??) {
+        let compiled = try AlarmRules.compile(alarm.schedule)
+        guard let occurrence = requested ?? alarm.nextFireDate else {
+            throw ServiceError(.validationFailed, "alarm \(alarm.id) has no pending occurrence; give scheduledDate")
+        }
+        guard compiled.isOccurrence(occurrence) else {
+            throw ServiceError(.validationFailed, "scheduledDate \(ISOTime.format(occurrence)) is not an occurrence of this alarm's schedule")
+        }
+        if let pending = alarm.nextFireDate, occurrence > pending {
+            throw ServiceError(.validationFailed, "scheduledDate is later than the alarm's pending occurrence \(ISOTime.format(pending))")
+        }
+        var next: Date?? = .none
+        if let pending = alarm.nextFireDate, occurrence >= pending {
+            next = .some(compiled.next(after: max(occurrence, now)))
+        }
+        return (occurrence, next)
+    }
+
+    /// `alarm` after a mark with `status` at `at`: a completion sets `lastCompletedDate`; a mark
+    /// that moves it on (`next` from ``markedOccurrence(_:on:now:)``) sets the next occurrence,
+    /// switching it off when there is none. Version and `updatedAt` follow.
+    static func marked(_ alarm: Alarm, status: CompletionStatus, at: Date, next: Date??) -> Alarm {
+        var n = alarm
+        if status == .completed { n.lastCompletedDate = at }
+        if case .some(let date) = next {
+            n.nextFireDate = date
+            if date == nil { n.isActive = false }
+        }
+        n.version += 1
+        n.updatedAt = at
+        return n
+    }
+
+    /// Whether a mark at `at` of `occurrence` is on time: within `window` of it.
+    static func onTime(_ at: Date, occurrence: Date, window: TimeInterval) -> Bool {
+        at.timeIntervalSince(occurrence) <= window
     }
 
     /// Moved past `occurrence` (it was marked, or its window passed) at `now`: when that was the

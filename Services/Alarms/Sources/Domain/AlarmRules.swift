@@ -75,7 +75,9 @@ enum AlarmRules {
 
     /// The tier rules of §1.2, §7 and US-8.1, applied to what a write adds: a downgraded user
     /// keeps notes, warnings and shared members they already have, but cannot add more.
-    static func checkTier(_ tier: Tier, alarm a: Alarm, previous p: Alarm?) throws {
+    /// `groupCovered`: the alarm's group belongs to a Premium owner, whose plan covers the
+    /// alarms its members add to it (the household pays once).
+    static func checkTier(_ tier: Tier, alarm a: Alarm, previous p: Alarm?, groupCovered: Bool = false) throws {
         if tier < .plus {
             if let note = a.note, !note.isEmpty, note != p?.note { throw ServiceError(.tierRequired, "notes need Plus") }
             if let photo = a.photoURL, photo != p?.photoURL { throw ServiceError(.tierRequired, "photo attachments need Plus") }
@@ -86,7 +88,7 @@ enum AlarmRules {
                 throw ServiceError(.tierRequired, "pre-alarm warnings other than 24 hours need Plus")
             }
         }
-        if tier < .premium {
+        if tier < .premium, !groupCovered {
             let gained = Set(a.sharedWith).subtracting(p?.sharedWith ?? [])
             if !gained.isEmpty { throw ServiceError(.tierRequired, "sharing alarms needs Premium") }
             if let g = a.groupId, g != p?.groupId { throw ServiceError(.tierRequired, "group alarms need Premium") }

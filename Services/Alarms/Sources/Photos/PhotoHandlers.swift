@@ -87,7 +87,7 @@ struct PhotoHandlers: Sendable {
         guard let a = try await store.lock(id, on: c), a.isVisible(to: actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(id) }
         var allowed = a.ownerId == actor
         if !allowed, let g = a.groupId {
-            allowed = try await store.groupRole(group: g, user: actor, on: c)?.manages ?? false
+            allowed = try await store.mayEditGroupAlarms(group: g, user: actor, on: c) ?? false
         }
         guard allowed else { throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes the photo of alarm \(id)") }
         if upload, try await store.tier(of: a.ownerId, on: c) < .plus {

@@ -11,18 +11,26 @@ struct AlarmChanges: Sendable {
     let outbox: OutboxWriter
 
     /// The state other services need, with pre-alarm offsets filtered by the owner's tier.
-    static func state(_ a: Alarm, ownerTier: Tier) -> AlarmsEvents.AlarmState {
+    static func state(_ a: Alarm, ownerTier: Tier, missedWindowMinutes: Int? = nil) -> AlarmsEvents.AlarmState {
         var offsets: [Int] = []
         if a.preAlarmWarningEnabled { offsets.append(a.preAlarmWarningHours * 60) }
         if ownerTier >= .plus { offsets += a.preAlarmOffsets.compactMap { PreAlarmOffset.all[$0] } }
         let members = a.members
-        return AlarmsEvents.AlarmState(
+        var state = AlarmsEvents.AlarmState(
             id: a.id, ownerId: a.ownerId, title: a.title, schedule: a.schedule, nextFireDate: a.nextFireDate,
             isActive: a.isActive, isPaused: a.isPaused, deleted: a.deletedAt != nil,
             preAlarmOffsetsMinutes: Array(Set(offsets)).sorted(by: >), members: members,
             alertMembers: a.assignedTo.map { [$0] } ?? members, groupId: a.groupId, assignedTo: a.assignedTo,
             snoozeDurationMinutes: a.snoozeDurationMinutes, version: a.version
         )
+        state.missedWindowMinutes = a.groupId == nil ? nil : missedWindowMinutes
+        return state
+    }
+
+    /// The pending window `a`'s group sets (nil: none, or not a group alarm).
+    func missedWindow(of a: Alarm, on c: PostgresConnection) async throws -> Int? {
+        guard let g = a.groupId else { return nil }
+        return try await store.groupSettings(group: g, on: c).pendingWindowMinutes
     }
 
     /// Records a change of `after` (previously `before`, nil when new): its event and the feed,
@@ -36,7 +44,8 @@ struct AlarmChanges: Sendable {
                 untold: String? = nil, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
         let sync = AlarmSharing.syncMembers(before: before, after: after, actor: tellActor ? nil : actor).filter { $0 != untold }
-        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor, sync: sync, reason: reason)]),
+        let window = try await missedWindow(of: after, on: c)
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, window: window, actor: actor, sync: sync, reason: reason)]),
                                feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
@@ -65,8 +74,9 @@ struct AlarmChanges: Sendable {
     /// and the feed in one statement.
     func record(before: Alarm, after: Alarm, marked completion: Completion, actor: String?, on c: PostgresConnection) async throws {
         let tier = try await store.tier(of: after.ownerId, on: c)
-        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, actor: actor),
-                                                    try marked(completion, alarm: after, ownerTier: tier, actor: actor)]),
+        let window = try await missedWindow(of: after, on: c)
+        try await store.record(events: outbox.rows([try changed(after, ownerTier: tier, window: window, actor: actor),
+                                                    try marked(completion, alarm: after, ownerTier: tier, window: window, actor: actor)]),
                                feed: [Self.feedChange(before: before, after: after)], on: c)
     }
 
@@ -74,9 +84,9 @@ struct AlarmChanges: Sendable {
     /// the alarm's new state (version included), which consumers apply as they would an
     /// `alarm-upserted`, so a mark is one event, not two (a burst of completions is half the
     /// events to number, send and apply).
-    func markEvent(after: Alarm, marked completion: Completion, ownerTier: Tier, actor: String?,
+    func markEvent(after: Alarm, marked completion: Completion, ownerTier: Tier, missedWindowMinutes: Int?, actor: String?,
                    context: ServiceContext) throws -> Envelope {
-        try marked(completion, alarm: after, ownerTier: ownerTier, actor: actor, context: context)
+        try marked(completion, alarm: after, ownerTier: ownerTier, window: missedWindowMinutes, actor: actor, context: context)
     }
 
     static func feedChange(before: Alarm?, after: Alarm) -> FeedChange {
@@ -84,14 +94,15 @@ struct AlarmChanges: Sendable {
         return FeedChange(alarmId: after.id, before: before?.members ?? [], after: deleted ? [] : after.members, deleted: deleted)
     }
 
-    private func changed(_ a: Alarm, ownerTier: Tier, actor: String?, sync: [String] = [], reason: AlarmSharing.Reason? = nil) throws -> Envelope {
-        var state = Self.state(a, ownerTier: ownerTier)
+    private func changed(_ a: Alarm, ownerTier: Tier, window: Int?, actor: String?, sync: [String] = [],
+                         reason: AlarmSharing.Reason? = nil) throws -> Envelope {
+        var state = Self.state(a, ownerTier: ownerTier, missedWindowMinutes: window)
         state.syncMembers = sync.isEmpty ? nil : sync
         if !sync.isEmpty { state.syncReason = reason?.rawValue }
         return try outbox.envelope(a.deletedAt != nil ? AlarmsEvents.alarmDeleted : AlarmsEvents.alarmUpserted, state, actor: actor)
     }
 
-    private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, actor: String?,
+    private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, window: Int?, actor: String?,
                         context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
         let type: TypedEvent<AlarmsEvents.OccurrenceMarked>
         switch completion.status {
@@ -99,7 +110,7 @@ struct AlarmChanges: Sendable {
         case .skipped: type = AlarmsEvents.alarmSkipped
         case .missed, .snoozedExpired: type = AlarmsEvents.alarmMissed
         }
-        var state = Self.state(alarm, ownerTier: ownerTier)
+        var state = Self.state(alarm, ownerTier: ownerTier, missedWindowMinutes: window)
         // A skip by one member reaches the others as a sync (a completion has its own push).
         if completion.status == .skipped {
             let sync = AlarmSharing.syncMembers(before: nil, after: alarm, actor: actor)

@@ -253,5 +253,15 @@ enum AlarmsMigrations {
             """,
             "CREATE INDEX tier_deactivations_owner ON tier_deactivations (owner_id)",
         ]),
+        // The rules of each group, from the accounts stream (who edits its alarms, its window).
+        Migration(12, "group settings", [
+            """
+            CREATE TABLE groups (
+                id text PRIMARY KEY,
+                alarm_editors text NOT NULL DEFAULT 'admins',
+                pending_window_minutes integer
+            )
+            """,
+        ]),
     ]
 }

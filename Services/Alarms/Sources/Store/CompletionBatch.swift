@@ -93,10 +93,11 @@ struct CompletionBatch: Sendable {
                     answers.append(.success(CompletionRecorded(completion: first, alarm: a, created: false)))
                     continue
                 }
-                let (log, n) = apply(m, occurrence: key.occurrence, to: a, next: next, actorName: t.actorName)
+                let (log, n) = apply(m, occurrence: key.occurrence, to: a, next: next, actorName: t.actorName, window: t.missedWindowMinutes)
                 marked[key] = log
                 logs.append(log)
-                events.append(try changes.markEvent(after: n, marked: log, ownerTier: t.ownerTier, actor: m.actor, context: m.context))
+                events.append(try changes.markEvent(after: n, marked: log, ownerTier: t.ownerTier, missedWindowMinutes: t.missedWindowMinutes,
+                                                            actor: m.actor, context: m.context))
                 if before[a.id] == nil { before[a.id] = a }
                 now[a.id] = n
                 answers.append(.success(CompletionRecorded(completion: log, alarm: n, created: true)))
@@ -116,40 +117,20 @@ struct CompletionBatch: Sendable {
     /// the alarm's next occurrence after it.
     private func check(_ m: MarkRequest, on a: Alarm) throws -> (Key, Date??) {
         guard a.isVisible(to: m.actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(m.request.alarmId) }
-        let compiled = try AlarmRules.compile(a.schedule)
-        guard let occurrence = m.request.scheduledDate ?? a.nextFireDate else {
-            throw ServiceError(.validationFailed, "alarm \(a.id) has no pending occurrence; give scheduledDate")
-        }
-        guard compiled.isOccurrence(occurrence) else {
-            throw ServiceError(.validationFailed, "scheduledDate \(ISOTime.format(occurrence)) is not an occurrence of this alarm's schedule")
-        }
-        if let pending = a.nextFireDate, occurrence > pending {
-            throw ServiceError(.validationFailed, "scheduledDate is later than the alarm's pending occurrence \(ISOTime.format(pending))")
-        }
-        // Marking the pending occurrence (or a later one) moves the alarm on; an earlier one only logs.
-        var next: Date?? = .none
-        if let pending = a.nextFireDate, occurrence >= pending {
-            next = .some(compiled.next(after: max(occurrence, m.receivedAt)))
-        }
+        let (occurrence, next) = try AlarmLifecycle.markedOccurrence(m.request.scheduledDate, on: a, now: m.receivedAt)
         return (Key(alarmId: a.id, occurrence: occurrence), next)
     }
 
     /// The new log of `m` and the alarm after it.
-    private func apply(_ m: MarkRequest, occurrence: Date, to a: Alarm, next: Date??, actorName: String?) -> (Completion, Alarm) {
+    /// `window`: the alarm's group's pending window in minutes, if it sets one.
+    private func apply(_ m: MarkRequest, occurrence: Date, to a: Alarm, next: Date??, actorName: String?, window: Int?) -> (Completion, Alarm) {
         let at = m.receivedAt
-        let onTime = at.timeIntervalSince(occurrence) <= Double(missedWindow.components.seconds)
+        let onTime = AlarmLifecycle.onTime(at, occurrence: occurrence,
+                                           window: window.map { TimeInterval($0) * 60 } ?? Double(missedWindow.components.seconds))
         let log = Completion(
             id: UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
             scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime, createdAt: at
         )
-        var n = a
-        if m.status == .completed { n.lastCompletedDate = at }
-        if case .some(let date) = next {
-            n.nextFireDate = date
-            if date == nil { n.isActive = false }
-        }
-        n.version += 1
-        n.updatedAt = at
-        return (log, n)
+        return (log, AlarmLifecycle.marked(a, status: m.status, at: at, next: next))
     }
 }

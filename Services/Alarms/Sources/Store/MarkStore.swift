@@ -10,6 +10,8 @@ extension AlarmStore {
     struct MarkTarget: Sendable {
         var alarm: Alarm
         var ownerTier: Tier
+        /// The pending window of the alarm's group, if it sets one.
+        var missedWindowMinutes: Int?
         /// The display name of the user who marks.
         var actorName: String?
     }
@@ -21,7 +23,8 @@ extension AlarmStore {
     func lockForMarks(alarmIds: [String], actors: [String], on c: PostgresConnection) async throws -> [Int: MarkTarget] {
         let rows = try await c.prepared("""
             SELECT \(unescaped: AlarmRow.columns), (SELECT tier FROM user_tiers WHERE user_id = alarms.owner_id),
-                (SELECT display_name FROM users WHERE user_id = x.actor_ref), x.n
+                (SELECT display_name FROM users WHERE user_id = x.actor_ref), x.n,
+                (SELECT pending_window_minutes FROM groups WHERE id = alarms.group_id)
             FROM unnest(\(alarmIds)::text[], \(actors)::text[]) WITH ORDINALITY AS x(alarm_ref, actor_ref, n)
             JOIN alarms ON alarms.id = x.alarm_ref
             ORDER BY alarms.id FOR UPDATE OF alarms
@@ -32,6 +35,7 @@ extension AlarmStore {
             let tier = try r[AlarmRow.count].decode(String?.self).flatMap(Tier.init(rawValue:)) ?? .free
             let position = Int(try r[AlarmRow.count + 2].decode(Int64.self)) - 1
             targets[position] = MarkTarget(alarm: try AlarmRow.decode(row), ownerTier: tier,
+                                           missedWindowMinutes: try r[AlarmRow.count + 3].decode(Int32?.self).map(Int.init),
                                            actorName: try r[AlarmRow.count + 1].decode(String?.self))
         }
         return targets

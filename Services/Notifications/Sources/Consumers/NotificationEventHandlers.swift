@@ -17,7 +17,15 @@ struct NotificationEventHandlers: Sendable {
         var h = EventHandlers(SchedulerEvents.self)
         // A burst of fires arrives as runs of these events: stored a run at a time.
         h.onBatch([SchedulerEvents.alarmFired, SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush]) { run, c in
-            try await storeBatch(try run.map { ctx in (try Self.render(ctx.envelope), ctx) }, c)
+            // Group alarms' texts name the group and its members: one read for the run's groups.
+            let groupIds = Set(run.compactMap { ctx in try? JSONMember.raw("groupId", in: ctx.envelope.payload) }
+                .compactMap { try? JSONCoding.decode(String.self, from: $0) })
+            let groups = try await store.groupTexts(groupIds, on: c, logger: run[0].logger)
+            var items: [(RenderedNotification, EventContext)] = []
+            for ctx in run {
+                for n in try Self.render(ctx.envelope, groups: groups) { items.append((n, ctx)) }
+            }
+            try await storeBatch(items, c)
         }
         h.on(SchedulerEvents.fireWithdrawn) { e, ctx, c in
             try await withdraw(e, ctx, c)
@@ -25,13 +33,17 @@ struct NotificationEventHandlers: Sendable {
         return h
     }
 
-    /// The notification of a scheduler event.
-    static func render(_ e: Envelope) throws -> RenderedNotification {
+    /// The notifications of a scheduler event; `groups`: what texts say of the groups involved.
+    static func render(_ e: Envelope, groups: [String: NotificationRenderer.GroupText] = [:]) throws -> [RenderedNotification] {
         switch e.type {
-        case SchedulerEvents.alarmFired: NotificationRenderer.fired(try e.decodePayload(SchedulerEvents.AlarmFired.self))
-        case SchedulerEvents.preAlarmDue: NotificationRenderer.preAlarm(try e.decodePayload(SchedulerEvents.PreAlarmDue.self))
-        case SchedulerEvents.occurrenceMissed: NotificationRenderer.missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))
-        default: NotificationRenderer.completed(try e.decodePayload(SchedulerEvents.CompletionPush.self))
+        case SchedulerEvents.alarmFired:
+            let fired = try e.decodePayload(SchedulerEvents.AlarmFired.self)
+            return NotificationRenderer.fired(fired, group: fired.groupId.flatMap { groups[$0] })
+        case SchedulerEvents.preAlarmDue: return [NotificationRenderer.preAlarm(try e.decodePayload(SchedulerEvents.PreAlarmDue.self))]
+        case SchedulerEvents.occurrenceMissed: return [NotificationRenderer.missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))]
+        default:
+            let push = try e.decodePayload(SchedulerEvents.CompletionPush.self)
+            return NotificationRenderer.completed(push, group: push.groupId.flatMap { groups[$0] })
         }
     }
 
@@ -80,7 +92,13 @@ struct NotificationEventHandlers: Sendable {
 
     var accounts: EventHandlers {
         var h = EventHandlers(AccountsEvents.self)
-        h.ignore(AccountsEvents.userUpserted, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
+        h.ignore(AccountsEvents.userUpserted, AccountsEvents.sessionRevoked)
+        h.on(AccountsEvents.groupUpserted) { e, ctx, c in
+            try await store.upsertGroup(e, on: c, logger: ctx.logger)
+        }
+        h.on(AccountsEvents.groupDeleted) { e, ctx, c in
+            try await store.deleteGroup(e.groupId, on: c, logger: ctx.logger)
+        }
         h.on(AccountsEvents.deviceUpserted) { e, ctx, c in
             let d = e.device
             try await store.upsertDevice(user: e.uid, d, provider: Self.provider(of: d), on: c, logger: ctx.logger)
@@ -91,6 +109,7 @@ struct NotificationEventHandlers: Sendable {
         }
         h.on(AccountsEvents.userDeleted) { e, ctx, c in
             try await store.deleteDevices(of: e.uid, on: c, logger: ctx.logger)
+            try await store.forgetGroupMember(e.uid, on: c, logger: ctx.logger)
             try await store.deleteInbox(of: e.uid, on: c, logger: ctx.logger)
             try await store.deleteAttempts(of: e.uid, on: c, logger: ctx.logger)
             try await store.deleteDeliveries(of: e.uid, on: c, logger: ctx.logger)

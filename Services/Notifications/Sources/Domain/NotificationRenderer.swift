@@ -6,23 +6,46 @@ import Wire
 enum NotificationRenderer {
     static func alarmLink(_ id: String) -> String { "chronir://alarm/\(id)" }
 
-    static func fired(_ e: SchedulerEvents.AlarmFired) -> RenderedNotification {
+    /// What texts about a group's alarms say of the group: its name, its members' names, and
+    /// who turned completion pushes off (US-10.3).
+    struct GroupText: Sendable, Equatable {
+        var name: String
+        var names: [String: String] = [:]
+        var completionPushesOff: Set<String> = []
+    }
+
+    /// A fire: the alarm itself (urgent) to whom it alerts — every member, or the assignee — and,
+    /// when it is assigned (US-10.4), a standard notification to the other members naming who
+    /// it rings for. A group alarm's text names the group (Appendix C).
+    static func fired(_ e: SchedulerEvents.AlarmFired, group: GroupText? = nil) -> [RenderedNotification] {
         var data = ["type": "alarm_fired", "alarmId": e.alarmId, "occurrenceAt": ISOTime.format(e.occurrenceAt),
                     "snoozeCount": String(e.snoozeCount), "deepLink": alarmLink(e.alarmId)]
         if let g = e.groupId { data["groupId"] = g }
+        if let a = e.assignedTo { data["assignedTo"] = a }
         let body: String
         if e.snoozeCount > 0 {
             body = "Snoozed alarm (snooze \(e.snoozeCount))"
+        } else if e.assignedTo != nil, e.members.count > 1 {
+            body = group.map { "Assigned to you in \($0.name)" } ?? "Assigned to you"
         } else if e.groupId != nil {
-            body = "Shared alarm from your group"
+            body = "Shared alarm from \(group?.name ?? "your group")"
         } else if e.members.count > 1 {
             body = "Shared alarm"
         } else {
             body = "It's time"
         }
-        return RenderedNotification(recipients: e.alertMembers, content: PushContent(
+        var out = [RenderedNotification(recipients: e.alertMembers, content: PushContent(
             type: "alarm_fired", title: "Chronir: \(e.title)", body: body, data: data, urgent: true,
-            deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"), deliverAt: e.dueAt)
+            deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"), deliverAt: e.dueAt)]
+        let others = e.members.filter { !e.alertMembers.contains($0) }
+        if let assignee = e.assignedTo, !others.isEmpty {
+            let who = group?.names[assignee] ?? "another member"
+            out.append(RenderedNotification(recipients: others, content: PushContent(
+                type: "alarm_fired", title: "Chronir: \(e.title)",
+                body: "Ringing for \(who)" + (group.map { " in \($0.name)" } ?? ""), data: data, urgent: false,
+                deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"), deliverAt: e.dueAt))
+        }
+        return out
     }
 
     static func preAlarm(_ e: SchedulerEvents.PreAlarmDue) -> RenderedNotification {
@@ -41,13 +64,17 @@ enum NotificationRenderer {
             urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))
     }
 
-    static func completed(_ e: SchedulerEvents.CompletionPush) -> RenderedNotification {
+    /// A completion told to one member; nobody when the member turned the group's completion
+    /// pushes off (US-10.3). A group alarm's text names the group.
+    static func completed(_ e: SchedulerEvents.CompletionPush, group: GroupText? = nil) -> [RenderedNotification] {
+        if let group, group.completionPushesOff.contains(e.recipient) { return [] }
         var data = ["type": "alarm_completed", "alarmId": e.alarmId, "completedBy": e.completedBy,
                     "occurrenceAt": ISOTime.format(e.occurrenceAt), "deepLink": alarmLink(e.alarmId)]
         if let g = e.groupId { data["groupId"] = g }
-        return RenderedNotification(recipients: [e.recipient], content: PushContent(
-            type: "alarm_completed", title: "✓ \(e.title) — Done", body: "Marked complete by \(e.completedByName)",
-            data: data, urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))
+        return [RenderedNotification(recipients: [e.recipient], content: PushContent(
+            type: "alarm_completed", title: "✓ \(e.title) — Done",
+            body: "Marked complete by \(e.completedByName)" + (group.map { " in \($0.name)" } ?? ""),
+            data: data, urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))]
     }
 
     static func inviteLink(_ code: String) -> String { "https://chronir.app/invite/\(code)" }

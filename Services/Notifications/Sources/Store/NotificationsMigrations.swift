@@ -80,5 +80,19 @@ enum NotificationsMigrations {
             "ALTER TABLE deliveries ALTER COLUMN content SET STATISTICS 0",
         ]),
         OutboxSchema.burstSettings(4, tables: ["outbox", "inbox", "deliveries", "attempts"]),
+        // Groups as the texts name them, and who turned completion pushes off (accounts stream).
+        Migration(5, "groups read model", [
+            "CREATE TABLE groups (id text PRIMARY KEY, name text NOT NULL)",
+            """
+            CREATE TABLE group_members (
+                group_id text NOT NULL REFERENCES groups (id) ON DELETE CASCADE,
+                user_id text NOT NULL,
+                display_name text,
+                completion_pushes boolean NOT NULL DEFAULT true,
+                PRIMARY KEY (group_id, user_id)
+            )
+            """,
+            "CREATE INDEX group_members_user ON group_members (user_id)",
+        ]),
     ]
 }

@@ -67,7 +67,7 @@ extension TimerStore {
             if let p = previous[id], p.next == s.nextFireDate, p.active == active, p.offsets == offsets { continue }
             gone.append(id: id, keeping: active ? s.nextFireDate : nil, offsets: offsets)
             if active, let occurrence = s.nextFireDate {
-                for t in plannedTimers(occurrence: occurrence, offsets: offsets, now: now) {
+                for t in plannedTimers(occurrence: occurrence, offsets: offsets, windowMinutes: s.missedWindowMinutes, now: now) {
                     timers.append(partition: partition, alarmId: id, occurrence: occurrence, timer: t)
                 }
             }

@@ -26,13 +26,19 @@ struct TimerStore: Sendable {
 
     /// The timers of a pending occurrence: the fire, the missed check one window later, and
     /// each warning still ahead of `now`.
-    func plannedTimers(occurrence: Date, offsets: [Int32], now: Date) -> [(kind: String, due: Date, offset: Int32)] {
+    /// `windowMinutes`: the alarm's group's pending window (nil: `CHRONIR_MISSED_WINDOW`).
+    func plannedTimers(occurrence: Date, offsets: [Int32], windowMinutes: Int? = nil, now: Date) -> [(kind: String, due: Date, offset: Int32)] {
         var out: [(kind: String, due: Date, offset: Int32)] = [("fire", occurrence, 0),
-                                                              ("missed", occurrence.addingTimeInterval(config.missedWindow.seconds), 0)]
+                                                              ("missed", occurrence.addingTimeInterval(missedWindow(windowMinutes)), 0)]
         for o in offsets where occurrence.addingTimeInterval(-Double(o) * 60) > now {
             out.append(("pre", occurrence.addingTimeInterval(-Double(o) * 60), o))
         }
         return out
+    }
+
+    /// Seconds from a fire until the occurrence is missed: the group's window, else the service's.
+    func missedWindow(_ minutes: Int?) -> TimeInterval {
+        minutes.map { TimeInterval($0) * 60 } ?? config.missedWindow.seconds
     }
 
     /// A snooze: a re-fire at `refireAt`, and the missed check moves past it.
@@ -41,7 +47,7 @@ struct TimerStore: Sendable {
         try await c.query("""
             DELETE FROM timers WHERE alarm_id = \(e.alarm.id) AND occurrence_at = \(e.occurrenceAt) AND kind IN ('missed', 'snooze')
             """, logger: logger)
-        let missedAt = e.refireAt.addingTimeInterval(config.missedWindow.seconds)
+        let missedAt = e.refireAt.addingTimeInterval(missedWindow(e.alarm.missedWindowMinutes))
         try await c.query("""
             INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
             VALUES (\(partition), \(e.alarm.id), 'snooze', \(e.occurrenceAt), \(e.refireAt), 0, \(Int32(e.snoozeCount))),

@@ -20,12 +20,43 @@ export async function groupsView() {
     } }, h("h2", { style: "margin-top:0" }, "New group"), field("Name", name), err, h("button", { class: "btn btn-primary", type: "submit" }, "Create group")));
 }
 
+/** The group's rules (the owner sets who edits alarms; owner and admins the pending window)
+ *  and, for everyone, their own completion pushes (US-10.2, US-10.3). */
+function settingsBlock(g, me, act) {
+  if (!me) return null;
+  const settings = g.settings || { alarmEditors: "admins" };
+  const editors = h("select", { name: "alarmEditors", disabled: me.role !== "owner" },
+    ...[["owner", "Only the owner"], ["admins", "The owner and admins"], ["everyone", "Every member"]].map(([v, label]) =>
+      h("option", { value: v, selected: settings.alarmEditors === v }, label)));
+  const windowField = h("input", { name: "pendingWindowMinutes", type: "number", min: 15, max: 10080, placeholder: "120",
+    value: settings.pendingWindowMinutes ?? "", disabled: me.role === "member" });
+  const pushes = h("input", { type: "checkbox", name: "completionPushes", checked: me.completionPushes !== false });
+  pushes.addEventListener("change", () => act(async () => {
+    await api("PATCH", `/v1/groups/${encodeURIComponent(g.id)}/members/${encodeURIComponent(me.uid)}`, { completionPushes: pushes.checked });
+    toast(pushes.checked ? "You will be told when someone completes a group alarm" : "No more completion notifications from this group");
+  }));
+  const save = me.role !== "member" ? h("button", { class: "btn", type: "submit" }, "Save rules") : null;
+  return h("form", { class: "stack card", "aria-label": "Group rules", onsubmit: (e) => { e.preventDefault(); act(async () => {
+    const body = { pendingWindowMinutes: windowField.value ? Number(windowField.value) : null };
+    if (me.role === "owner") body.alarmEditors = editors.value;
+    await api("PATCH", `/v1/groups/${encodeURIComponent(g.id)}`, body);
+    toast("Saved");
+  }); } },
+    h("h2", { style: "margin-top:0" }, "Rules"),
+    field("Who creates and edits the group's alarms", editors),
+    field("Minutes before a fired alarm counts as missed", windowField),
+    h("label", { class: "row" }, pushes, "Tell me when someone completes a group alarm"),
+    save);
+}
+
 export async function groupView(id) {
   const err = h("p", { class: "error", role: "alert" });
   const g = await api("GET", `/v1/groups/${encodeURIComponent(id)}`);
   const { members } = await api("GET", `/v1/groups/${encodeURIComponent(id)}/members`);
   const me = members.find((m) => m.uid === store.me?.uid);
   const canManage = me && (me.role === "owner" || me.role === "admin");
+  const editors = g.settings?.alarmEditors || "admins";
+  const canAddAlarms = me && (editors === "everyone" || (editors === "owner" ? me.role === "owner" : canManage));
   const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
   const groupAlarms = store.sorted().filter((a) => a.groupId === id);
   return h("section", { class: "stack" },
@@ -47,10 +78,11 @@ export async function groupView(id) {
         h("input", { readonly: true, value: url, "aria-label": "Invitation link", "data-invite": url }),
         h("button", { class: "btn", onclick: () => navigator.clipboard?.writeText(url) }, "Copy")));
     }) }, "Invite by link") : null,
+    settingsBlock(g, me, act),
     h("h2", {}, "Group alarms"),
     groupAlarms.length ? h("ul", { class: "list" }, ...groupAlarms.map((a) => h("li", {}, h("a", { class: "card", href: `#/alarms/${a.id}` }, a.title))))
       : h("p", { class: "muted" }, "None yet. Open one of your alarms and move it into this group."),
-    canManage ? h("button", { class: "btn", onclick: () => {
+    canAddAlarms ? h("button", { class: "btn", onclick: () => {
       const own = store.sorted().filter((a) => a.ownerId === store.me?.uid && a.groupId !== id);
       const close = sheet("Add an alarm to the group", h("div", { class: "stack" }, ...own.map((a) => h("button", { class: "btn", onclick: () => act(async () => {
         const next = await api("PATCH", `/v1/alarms/${a.id}`, { groupId: id }, { headers: { "If-Match": `"${a.version}"` } });
