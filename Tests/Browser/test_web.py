@@ -142,6 +142,9 @@ def test_group_members_see_each_others_completions(new_page):
     rules.get_by_role("button", name="Save rules").click()
     expect(a.locator(".toast").filter(has_text="Saved")).to_be_visible()
     shot(a, "group-rules")
+    a.set_viewport_size({"width": 1280, "height": 800})
+    shot(a, "group-rules-desktop")
+    a.set_viewport_size({"width": 412, "height": 860})
     a.get_by_role("button", name="Invite by link").click()
     link = a.get_by_label("Invitation link").input_value()
     assert re.search(r"/invite/[A-Za-z0-9_-]+$", link), link

@@ -30,7 +30,8 @@ function settingsBlock(g, me, act) {
       h("option", { value: v, selected: settings.alarmEditors === v }, label)));
   const windowField = h("input", { name: "pendingWindowMinutes", type: "number", min: 15, max: 10080, placeholder: "120",
     value: settings.pendingWindowMinutes ?? "", disabled: me.role === "member" });
-  const pushes = h("input", { type: "checkbox", name: "completionPushes", checked: me.completionPushes !== false });
+  const pushes = h("input", { type: "checkbox", name: "completionPushes", checked: me.completionPushes !== false,
+    style: "display:inline;width:auto;min-height:auto" });
   pushes.addEventListener("change", () => act(async () => {
     await api("PATCH", `/v1/groups/${encodeURIComponent(g.id)}/members/${encodeURIComponent(me.uid)}`, { completionPushes: pushes.checked });
     toast(pushes.checked ? "You will be told when someone completes a group alarm" : "No more completion notifications from this group");
@@ -45,7 +46,7 @@ function settingsBlock(g, me, act) {
     h("h2", { style: "margin-top:0" }, "Rules"),
     field("Who creates and edits the group's alarms", editors),
     field("Minutes before a fired alarm counts as missed", windowField),
-    h("label", { class: "row" }, pushes, "Tell me when someone completes a group alarm"),
+    h("label", {}, pushes, " Tell me when someone completes a group alarm"),
     save);
 }
 
