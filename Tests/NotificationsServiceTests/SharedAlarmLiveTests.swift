@@ -41,7 +41,7 @@ struct SharedAlarmLiveTests {
         #expect(visible, "the accepted share did not reach alarms")
     }
 
-    @Test("edit, pause, unshare and delete of a shared alarm reach the other member's live stream and phones as silent changes; whoever made a change is not told of it")
+    @Test("edit, snooze, pause, unshare and delete of a shared alarm reach the other member's live stream and phones as silent changes; whoever made a change is not told of it")
     func ownerChangesReachMembers() async throws {
         let push = try FakePushServer()
         try await push.start()
@@ -104,6 +104,22 @@ struct SharedAlarmLiveTests {
             #expect(message["notification"] == nil, "a data message has no notification: \(message)")
             #expect((message["data"] as? [String: String])?["alarmId"] == id)
 
+            // The member snoozes the ringing occurrence: the owner is told (a silent `snoozed`).
+            // The occurrence is made due now in the alarms schema, as if the clock had reached it.
+            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                try await $0.query("UPDATE alarms SET next_fire_date = now() - interval '1 second' WHERE id = \(id)").drain()
+            }
+            let snoozed = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: member.token, json: ["minutes": 10])
+            #expect(snoozed.status == 200, "\(snoozed.text)")
+            #expect(await eventually(timeout: .seconds(10)) {
+                let n = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                    try await $0.query("""
+                        SELECT count(*)::int FROM inbox WHERE user_id = \(owner.uid) AND type = 'alarm_changed' AND data->>'change' = 'snoozed'
+                        """).first(Int.self)
+                }
+                return n == 1
+            }, "the owner was not told of the member's snooze")
+
             start = Date()
             #expect(try await s.request(.PATCH, "/v1/alarms/\(id)", token: owner.token, json: ["isPaused": true]).status == 200)
             (c, latency) = try await awaitChange(after: start)
@@ -138,7 +154,7 @@ struct SharedAlarmLiveTests {
             let ownerChanges = try await withDatabase(url: s.databaseURL, schema: "notifications") {
                 try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(owner.uid) AND type = 'alarm_changed'").first(Int.self)
             }
-            #expect(ownerChanges == 2)
+            #expect(ownerChanges == 3, "two acceptances and the member's snooze")
             // The inbox a person reads leaves the silent entries out.
             let memberInbox = try await s.request(.GET, "/v1/me/notifications", token: member.token)
             #expect(memberInbox.json["notifications"]?.arrayValue?.contains { $0["type"]?.stringValue == "alarm_changed" } == false, "\(memberInbox.text)")
