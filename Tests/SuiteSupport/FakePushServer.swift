@@ -51,18 +51,9 @@ final class FakePushServer: Sendable {
     init() throws {
         dir = FileManager.default.temporaryDirectory.appendingPathComponent("fakepush-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        certFile = dir.appendingPathComponent("cert.pem").path
-        let keyFile = dir.appendingPathComponent("key.pem").path
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        openssl.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                             "-keyout", keyFile, "-out", certFile, "-days", "2", "-subj", "/CN=localhost",
-                             "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
-        openssl.standardError = FileHandle.nullDevice
-        openssl.standardOutput = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        guard openssl.terminationStatus == 0 else { throw TestSetupError("openssl could not make a certificate") }
+        let certificate = try TestCertificate(in: dir)
+        certFile = certificate.certFile
+        let keyFile = certificate.keyFile
         let apns = P256.Signing.PrivateKey()
         apnsKeyFile = dir.appendingPathComponent("AuthKey.p8").path
         try apns.pemRepresentation.write(toFile: apnsKeyFile, atomically: true, encoding: .utf8)

@@ -22,17 +22,8 @@ final class LocalSMTPServer: Sendable {
         if tls != .none {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("smtp-tls-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            let cert = dir.appendingPathComponent("cert.pem").path, key = dir.appendingPathComponent("key.pem").path
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            openssl.arguments = ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                                 "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
-                                 "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
-            openssl.standardError = FileHandle.nullDevice
-            openssl.standardOutput = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
-            guard openssl.terminationStatus == 0 else { throw TestSetupError("openssl could not make a certificate") }
+            let certificate = try TestCertificate(in: dir)
+            let (cert, key) = (certificate.certFile, certificate.keyFile)
             arguments += tls == .startTLS ? ["--tlscert", cert, "--tlskey", key] : ["--smtpscert", cert, "--smtpskey", key]
             certFile = cert
         } else {

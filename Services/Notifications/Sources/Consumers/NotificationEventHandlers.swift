@@ -17,13 +17,13 @@ struct NotificationEventHandlers: Sendable {
         var h = EventHandlers(SchedulerEvents.self)
         // A burst of fires arrives as runs of these events: stored a run at a time.
         h.onBatch([SchedulerEvents.alarmFired, SchedulerEvents.preAlarmDue, SchedulerEvents.occurrenceMissed, SchedulerEvents.completionPush]) { run, c in
-            // Group alarms' texts name the group and its members: one read for the run's groups.
-            let groupIds = Set(run.compactMap { ctx in try? JSONMember.raw("groupId", in: ctx.envelope.payload) }
-                .compactMap { try? JSONCoding.decode(String.self, from: $0) })
-            let groups = try await store.groupTexts(groupIds, on: c, logger: run[0].logger)
+            // Each event decoded once; group alarms' texts name the group and its members: one
+            // read for the run's groups (none when the run has no group alarm).
+            let events = try run.map { try SchedulerNotice($0.envelope) }
+            let groups = try await store.groupTexts(Set(events.compactMap(\.groupId)), on: c, logger: run[0].logger)
             var items: [(RenderedNotification, EventContext)] = []
-            for ctx in run {
-                for n in try Self.render(ctx.envelope, groups: groups) { items.append((n, ctx)) }
+            for (event, ctx) in zip(events, run) {
+                for n in event.render(groups: groups) { items.append((n, ctx)) }
             }
             try await storeBatch(items, c)
         }
@@ -33,17 +33,39 @@ struct NotificationEventHandlers: Sendable {
         return h
     }
 
-    /// The notifications of a scheduler event; `groups`: what texts say of the groups involved.
-    static func render(_ e: Envelope, groups: [String: NotificationRenderer.GroupText] = [:]) throws -> [RenderedNotification] {
-        switch e.type {
-        case SchedulerEvents.alarmFired:
-            let fired = try e.decodePayload(SchedulerEvents.AlarmFired.self)
-            return NotificationRenderer.fired(fired, group: fired.groupId.flatMap { groups[$0] })
-        case SchedulerEvents.preAlarmDue: return [NotificationRenderer.preAlarm(try e.decodePayload(SchedulerEvents.PreAlarmDue.self))]
-        case SchedulerEvents.occurrenceMissed: return [NotificationRenderer.missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))]
-        default:
-            let push = try e.decodePayload(SchedulerEvents.CompletionPush.self)
-            return NotificationRenderer.completed(push, group: push.groupId.flatMap { groups[$0] })
+    /// A scheduler event that becomes notifications, decoded.
+    enum SchedulerNotice {
+        case fired(SchedulerEvents.AlarmFired)
+        case preAlarm(SchedulerEvents.PreAlarmDue)
+        case missed(SchedulerEvents.OccurrenceMissed)
+        case completed(SchedulerEvents.CompletionPush)
+
+        init(_ e: Envelope) throws {
+            switch e.type {
+            case SchedulerEvents.alarmFired: self = .fired(try e.decodePayload(SchedulerEvents.AlarmFired.self))
+            case SchedulerEvents.preAlarmDue: self = .preAlarm(try e.decodePayload(SchedulerEvents.PreAlarmDue.self))
+            case SchedulerEvents.occurrenceMissed: self = .missed(try e.decodePayload(SchedulerEvents.OccurrenceMissed.self))
+            default: self = .completed(try e.decodePayload(SchedulerEvents.CompletionPush.self))
+            }
+        }
+
+        /// The group whose texts the notifications name, if any.
+        var groupId: String? {
+            switch self {
+            case .fired(let e): e.groupId
+            case .completed(let e): e.groupId
+            case .preAlarm, .missed: nil
+            }
+        }
+
+        /// The notifications of the event; `groups`: what texts say of the groups involved.
+        func render(groups: [String: NotificationRenderer.GroupText]) -> [RenderedNotification] {
+            switch self {
+            case .fired(let e): NotificationRenderer.fired(e, group: e.groupId.flatMap { groups[$0] })
+            case .preAlarm(let e): [NotificationRenderer.preAlarm(e)]
+            case .missed(let e): [NotificationRenderer.missed(e)]
+            case .completed(let e): NotificationRenderer.completed(e, group: e.groupId.flatMap { groups[$0] })
+            }
         }
     }
 
