@@ -33,11 +33,16 @@ public struct Schedule: Codable, Sendable, Equatable, Hashable {
     public var startDate: Date
     /// No occurrence after this instant (inclusive); nil = no end.
     public var endDate: Date?
+    /// US-7.3: `true` follows the owner as they travel — `timezone` becomes the zone of their
+    /// most recently active device or profile and the alarm keeps its wall-clock time there;
+    /// `false` or absent is fixed: `timezone` stays (absent keeps what clients before 0.3 meant).
+    public var floating: Bool?
 
     public init(type: String, daysOfWeek: [Int]? = nil, dayOfMonth: Int? = nil, monthlyType: String? = nil,
                 relativeWeek: Int? = nil, relativeDayOfWeek: Int? = nil, month: Int? = nil, dayOfMonthAnnual: Int? = nil,
                 intervalDays: Int? = nil, interval: Int? = nil, timeOfDay: String, timezone: String,
-                startDate: Date, endDate: Date? = nil) {
+                startDate: Date, endDate: Date? = nil, floating: Bool? = nil) {
+        self.floating = floating
         self.type = type
         self.daysOfWeek = daysOfWeek
         self.dayOfMonth = dayOfMonth
@@ -56,7 +61,7 @@ public struct Schedule: Codable, Sendable, Equatable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case type, daysOfWeek, dayOfMonth, monthlyType, relativeWeek, relativeDayOfWeek, month, dayOfMonthAnnual,
-             intervalDays, interval, timeOfDay, timezone, startDate, endDate
+             intervalDays, interval, timeOfDay, timezone, startDate, endDate, floating
     }
 
     /// Encodes every member, `null` for absent ones, as the API's interface shows them.
@@ -76,6 +81,8 @@ public struct Schedule: Codable, Sendable, Equatable, Hashable {
         try c.encode(timezone, forKey: .timezone)
         try c.encode(startDate, forKey: .startDate)
         try c.encodeNullable(endDate, forKey: .endDate)
+        // Only when set: a fixed schedule encodes as it did before 0.3 (create fingerprints stay).
+        try c.encodeIfPresent(floating, forKey: .floating)
     }
 }
 

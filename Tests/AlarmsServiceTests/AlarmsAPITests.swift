@@ -192,7 +192,7 @@ struct AlarmsAPITests {
             #expect(csv.status == 200)
             #expect(csv.header("Content-Type")?.hasPrefix("text/csv") == true)
             let lines = csv.text.split(separator: "\r\n")
-            #expect(lines.first == "id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note")
+            #expect(lines.first == "id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note,snoozeCount")
             #expect(lines.count == 3)
             #expect(csv.text.contains("done early"))
             let count = try await withDatabase(url: s.databaseURL, schema: "alarms") {

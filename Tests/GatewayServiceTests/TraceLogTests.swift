@@ -83,8 +83,12 @@ struct TraceLogTests {
                     "\(text.prefix(2000))")
             // The trace over OTLP: the gateway's server span and the alarm service's span of the
             // request, same trace id, in the same parent chain as the files hold.
+            // Each service exports in its own batches: wait for the two spans named below, not for
+            // any span of each service (the alarm service's publish span can arrive first).
             let exported = await eventually(timeout: .seconds(10)) {
-                Set(receiver.spans.filter { $0.traceId == traceID }.map(\.service)).isSuperset(of: ["gateway", "alarms"])
+                let spans = receiver.spans.filter { $0.traceId == traceID }
+                return spans.contains { $0.service == "gateway" && $0.kind == 2 }
+                    && spans.contains { $0.service == "alarms" && $0.name.hasPrefix("alarms.create") }
             }
             let otlp = receiver.spans.filter { $0.traceId == traceID }
             #expect(exported, "spans received over OTLP: \(receiver.spans.map { "\($0.service) \($0.name)" })")

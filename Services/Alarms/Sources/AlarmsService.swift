@@ -47,6 +47,7 @@ public enum AlarmsService {
                                               logger: runtime.logs.logger("photos")) { _ = try await photos.sweep(storage: storage) })
         let billingClient = try runtime.rpcClient(to: .billing)
         SnoozeHandlers(store: store, outbox: outbox.writer, billing: billingClient).register(into: &router)
+        SoundHandlers(store: store).register(into: &router)
 
         // Product analytics ride on the same consumers (CHRONIR_ANALYTICS=off leaves them out).
         let analyticsOn = config.analytics

@@ -1,3 +1,4 @@
+import Contracts
 import Foundation
 import GoogleAPI
 import NIOSSL
@@ -39,6 +40,9 @@ public struct BillingConfig: ServiceConfig {
     /// How often subscriptions whose expiry or grace passed with no store notification are
     /// moved on (`CHRONIR_ENTITLEMENT_SWEEP`, default 30 s).
     public var entitlementSweep: Duration
+    /// The charity paid snoozes go to, shown with the ledger: `CHRONIR_CHARITY_NAME` (and
+    /// `CHRONIR_CHARITY_ID`, `_DESCRIPTION`, `_CATEGORY`, `_URL`); none when no name is set.
+    public var charity: Charity?
 
     public init(environment e: ServiceEnvironment) throws {
         if let file = e.optional("CHRONIR_APPLE_ROOT_CA_FILE") {
@@ -72,6 +76,15 @@ public struct BillingConfig: ServiceConfig {
         googleGrace = try e.duration("CHRONIR_GOOGLE_GRACE", .seconds(7 * 86_400))
         playPushToken = try e.secret("CHRONIR_PLAY_PUSH_TOKEN")
         entitlementSweep = try e.duration("CHRONIR_ENTITLEMENT_SWEEP", .seconds(30))
+        if let name = e.optional("CHRONIR_CHARITY_NAME") {
+            let url = e.optional("CHRONIR_CHARITY_URL")
+            if let url, URL(string: url)?.scheme != "https" { throw ServiceEnvironment.Invalid("CHRONIR_CHARITY_URL must be an https URL") }
+            charity = Charity(id: e.string("CHRONIR_CHARITY_ID", name.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).joined(separator: "-")),
+                              name: name, description: e.optional("CHRONIR_CHARITY_DESCRIPTION"), category: e.optional("CHRONIR_CHARITY_CATEGORY"),
+                              websiteURL: url)
+        } else {
+            charity = nil
+        }
     }
 
     /// The verifier of App Store signed data, trusting ``appleRootPEMs`` and checking

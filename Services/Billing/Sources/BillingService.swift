@@ -52,7 +52,7 @@ public enum BillingService {
                         googlePushToken: config.playPushToken, logger: runtime.logs.logger("billing")).register(into: &router)
         let alarms = try runtime.rpcClient(to: .alarms)
         let snoozes = SnoozeLedgerStore(database: database)
-        SnoozeLedgerHandlers(store: snoozes, apple: apple, alarms: alarms).register(into: &router)
+        SnoozeLedgerHandlers(store: snoozes, apple: apple, play: play, charity: config.charity, alarms: alarms).register(into: &router)
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: AccountDeletionHandlers(subscriptions: store, snoozes: snoozes).handlers,
                                                   database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)

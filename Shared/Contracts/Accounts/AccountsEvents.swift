@@ -24,7 +24,17 @@ public enum AccountsEvents {
         /// Whether the user proved `email` (absent from events published before it existed:
         /// read as not proven). Consumers that act on an address act only on a proven one.
         public var emailVerified: Bool?
-        public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier, emailVerified: Bool? = nil) {
+        /// The length new alarms snooze for when created without one (absent before 0.3).
+        public var defaultSnoozeMinutes: Int?
+        /// Whether the user agreed to product analytics (absent before 0.3: read as not).
+        public var analyticsConsent: Bool?
+        /// The zone fixed-time alarms keep (nil: `timezone`).
+        public var homeTimezone: String?
+        public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier, emailVerified: Bool? = nil,
+                    defaultSnoozeMinutes: Int? = nil, analyticsConsent: Bool? = nil, homeTimezone: String? = nil) {
+            self.defaultSnoozeMinutes = defaultSnoozeMinutes
+            self.analyticsConsent = analyticsConsent
+            self.homeTimezone = homeTimezone
             self.uid = uid
             self.email = email
             self.displayName = displayName

@@ -17,11 +17,20 @@ public struct User: Codable, Sendable, Equatable {
     public var fcmToken: String?
     /// When the email was confirmed by the link of a verification mail (nil: not yet).
     public var emailVerifiedAt: Date?
+    /// Whether the user agreed to product analytics (US-13.1): without it no analytics event
+    /// is derived from what they do. Off until they agree.
+    public var analyticsConsent: Bool
+    /// The zone fixed-time alarms keep when the user travels (US-7.3 "set home timezone
+    /// explicitly"); nil: the profile's `settings.timezone`.
+    public var homeTimezone: String?
 
     public init(uid: String, email: String, displayName: String, photoURL: String? = nil, tier: Tier = .free,
                 createdAt: Date, updatedAt: Date, migratedAt: Date? = nil, settings: UserSettings,
-                platform: String? = nil, appVersion: String? = nil, fcmToken: String? = nil, emailVerifiedAt: Date? = nil) {
+                platform: String? = nil, appVersion: String? = nil, fcmToken: String? = nil, emailVerifiedAt: Date? = nil,
+                analyticsConsent: Bool = false, homeTimezone: String? = nil) {
         self.emailVerifiedAt = emailVerifiedAt
+        self.analyticsConsent = analyticsConsent
+        self.homeTimezone = homeTimezone
         self.uid = uid
         self.email = email
         self.displayName = displayName
@@ -37,7 +46,29 @@ public struct User: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case uid, email, displayName, photoURL, tier, createdAt, updatedAt, migratedAt, settings, platform, appVersion, fcmToken, emailVerifiedAt
+        case uid, email, displayName, photoURL, tier, createdAt, updatedAt, migratedAt, settings, platform, appVersion, fcmToken, emailVerifiedAt,
+             analyticsConsent, homeTimezone
+    }
+
+    /// Decodes a profile; `analyticsConsent` and `homeTimezone` (added in 0.3) default when a
+    /// peer of an older release leaves them out.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        uid = try c.decode(String.self, forKey: .uid)
+        email = try c.decode(String.self, forKey: .email)
+        displayName = try c.decode(String.self, forKey: .displayName)
+        photoURL = try c.decodeIfPresent(String.self, forKey: .photoURL)
+        tier = try c.decode(Tier.self, forKey: .tier)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decode(Date.self, forKey: .updatedAt)
+        migratedAt = try c.decodeIfPresent(Date.self, forKey: .migratedAt)
+        settings = try c.decode(UserSettings.self, forKey: .settings)
+        platform = try c.decodeIfPresent(String.self, forKey: .platform)
+        appVersion = try c.decodeIfPresent(String.self, forKey: .appVersion)
+        fcmToken = try c.decodeIfPresent(String.self, forKey: .fcmToken)
+        emailVerifiedAt = try c.decodeIfPresent(Date.self, forKey: .emailVerifiedAt)
+        analyticsConsent = try c.decodeIfPresent(Bool.self, forKey: .analyticsConsent) ?? false
+        homeTimezone = try c.decodeIfPresent(String.self, forKey: .homeTimezone)
     }
 
     /// Encodes absent values as `null`, as the API's TypeScript interfaces show them.
@@ -56,6 +87,8 @@ public struct User: Codable, Sendable, Equatable {
         try c.encodeNullable(appVersion, forKey: .appVersion)
         try c.encodeNullable(fcmToken, forKey: .fcmToken)
         try c.encodeNullable(emailVerifiedAt, forKey: .emailVerifiedAt)
+        try c.encode(analyticsConsent, forKey: .analyticsConsent)
+        try c.encodeNullable(homeTimezone, forKey: .homeTimezone)
     }
 }
 

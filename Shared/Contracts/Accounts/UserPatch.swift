@@ -10,11 +10,16 @@ public struct UserPatch: Codable, Sendable, Equatable {
     public var appVersion: Patch<String> = .unchanged
     public var migratedAt: Patch<Date> = .unchanged
     public var fcmToken: Patch<String> = .unchanged
+    /// Not nullable.
+    public var analyticsConsent: Patch<Bool> = .unchanged
+    /// An IANA zone; `null` goes back to the profile's `settings.timezone`.
+    public var homeTimezone: Patch<String> = .unchanged
     public var settings: SettingsPatch? = nil
 
     public init() {}
 
-    static let allowed: Set<String> = ["displayName", "photoURL", "platform", "appVersion", "migratedAt", "fcmToken", "settings"]
+    static let allowed: Set<String> = ["displayName", "photoURL", "platform", "appVersion", "migratedAt", "fcmToken", "settings",
+                                      "analyticsConsent", "homeTimezone"]
     static let readOnly = [
         "tier": "it follows the subscription",
         "email": "it identifies the account",
@@ -32,6 +37,8 @@ public struct UserPatch: Codable, Sendable, Equatable {
         appVersion = try c.patch(String.self, "appVersion")
         migratedAt = try c.patch(Date.self, "migratedAt")
         fcmToken = try c.patch(String.self, "fcmToken")
+        analyticsConsent = try c.patch(Bool.self, "analyticsConsent")
+        homeTimezone = try c.patch(String.self, "homeTimezone")
         if c.contains(AnyCodingKey("settings")) {
             settings = try c.decode(SettingsPatch.self, forKey: AnyCodingKey("settings"))
         }
@@ -45,6 +52,8 @@ public struct UserPatch: Codable, Sendable, Equatable {
         try c.encode(appVersion, "appVersion")
         try c.encode(migratedAt, "migratedAt")
         try c.encode(fcmToken, "fcmToken")
+        try c.encode(analyticsConsent, "analyticsConsent")
+        try c.encode(homeTimezone, "homeTimezone")
         if let settings { try c.encode(settings, forKey: AnyCodingKey("settings")) }
     }
 }

@@ -14,7 +14,16 @@ public struct Alarm: Codable, Sendable, Equatable {
     public var schedule: Schedule
     public var soundId: String
     public var vibrationEnabled: Bool
+    /// The length a snooze takes when the request names none (US-1.4); the user's
+    /// `defaultSnoozeMinutes` when the alarm was created without one.
     public var snoozeDurationMinutes: Int
+    /// Snoozes allowed per occurrence before it must be completed or skipped (default 3).
+    public var maxSnoozeCount: Int
+    /// Until when the pending occurrence is snoozed (US-1.4 "Snoozed until …"): set by a
+    /// snooze, cleared when the alarm moves on; a past instant means the snooze re-fired.
+    public var snoozedUntil: Date?
+    /// Snoozes of the pending occurrence so far ("Snoozed 2/3 times").
+    public var snoozeCount: Int
     public var preAlarmWarningEnabled: Bool
     public var preAlarmWarningHours: Int
     /// Extended warnings (Plus): any of `7d`, `3d`, `1d`, `1h`.
@@ -41,7 +50,7 @@ public struct Alarm: Codable, Sendable, Equatable {
                 preAlarmWarningEnabled: Bool, preAlarmWarningHours: Int, preAlarmOffsets: [String], requireDismissAction: Bool,
                 isActive: Bool, isPaused: Bool, nextFireDate: Date?, lastFiredDate: Date?, lastCompletedDate: Date?,
                 isShared: Bool, sharedWith: [String], groupId: String?, assignedTo: String?, createdAt: Date, updatedAt: Date,
-                deletedAt: Date?, version: Int) {
+                deletedAt: Date?, version: Int, maxSnoozeCount: Int = 3, snoozedUntil: Date? = nil, snoozeCount: Int = 0) {
         self.id = id
         self.ownerId = ownerId
         self.title = title
@@ -53,6 +62,9 @@ public struct Alarm: Codable, Sendable, Equatable {
         self.soundId = soundId
         self.vibrationEnabled = vibrationEnabled
         self.snoozeDurationMinutes = snoozeDurationMinutes
+        self.maxSnoozeCount = maxSnoozeCount
+        self.snoozedUntil = snoozedUntil
+        self.snoozeCount = snoozeCount
         self.preAlarmWarningEnabled = preAlarmWarningEnabled
         self.preAlarmWarningHours = preAlarmWarningHours
         self.preAlarmOffsets = preAlarmOffsets
@@ -74,8 +86,46 @@ public struct Alarm: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, ownerId, title, note, photoURL, photoLocalPath, category, schedule, soundId, vibrationEnabled, snoozeDurationMinutes,
+             maxSnoozeCount, snoozedUntil, snoozeCount,
              preAlarmWarningEnabled, preAlarmWarningHours, preAlarmOffsets, requireDismissAction, isActive, isPaused, nextFireDate,
              lastFiredDate, lastCompletedDate, isShared, sharedWith, groupId, assignedTo, createdAt, updatedAt, deletedAt, version
+    }
+
+    /// Decodes an alarm; the snooze fields added in 0.3 default when a peer of an older release
+    /// leaves them out (a rolling upgrade).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        ownerId = try c.decode(String.self, forKey: .ownerId)
+        title = try c.decode(String.self, forKey: .title)
+        note = try c.decodeIfPresent(String.self, forKey: .note)
+        photoURL = try c.decodeIfPresent(String.self, forKey: .photoURL)
+        photoLocalPath = try c.decodeIfPresent(String.self, forKey: .photoLocalPath)
+        category = try c.decodeIfPresent(String.self, forKey: .category)
+        schedule = try c.decode(Schedule.self, forKey: .schedule)
+        soundId = try c.decode(String.self, forKey: .soundId)
+        vibrationEnabled = try c.decode(Bool.self, forKey: .vibrationEnabled)
+        snoozeDurationMinutes = try c.decode(Int.self, forKey: .snoozeDurationMinutes)
+        maxSnoozeCount = try c.decodeIfPresent(Int.self, forKey: .maxSnoozeCount) ?? 3
+        snoozedUntil = try c.decodeIfPresent(Date.self, forKey: .snoozedUntil)
+        snoozeCount = try c.decodeIfPresent(Int.self, forKey: .snoozeCount) ?? 0
+        preAlarmWarningEnabled = try c.decode(Bool.self, forKey: .preAlarmWarningEnabled)
+        preAlarmWarningHours = try c.decode(Int.self, forKey: .preAlarmWarningHours)
+        preAlarmOffsets = try c.decode([String].self, forKey: .preAlarmOffsets)
+        requireDismissAction = try c.decode(Bool.self, forKey: .requireDismissAction)
+        isActive = try c.decode(Bool.self, forKey: .isActive)
+        isPaused = try c.decode(Bool.self, forKey: .isPaused)
+        nextFireDate = try c.decodeIfPresent(Date.self, forKey: .nextFireDate)
+        lastFiredDate = try c.decodeIfPresent(Date.self, forKey: .lastFiredDate)
+        lastCompletedDate = try c.decodeIfPresent(Date.self, forKey: .lastCompletedDate)
+        isShared = try c.decode(Bool.self, forKey: .isShared)
+        sharedWith = try c.decode([String].self, forKey: .sharedWith)
+        groupId = try c.decodeIfPresent(String.self, forKey: .groupId)
+        assignedTo = try c.decodeIfPresent(String.self, forKey: .assignedTo)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decode(Date.self, forKey: .updatedAt)
+        deletedAt = try c.decodeIfPresent(Date.self, forKey: .deletedAt)
+        version = try c.decode(Int.self, forKey: .version)
     }
 
     /// Encodes absent values as `null`, as the API's TypeScript interface shows them.
@@ -92,6 +142,9 @@ public struct Alarm: Codable, Sendable, Equatable {
         try c.encode(soundId, forKey: .soundId)
         try c.encode(vibrationEnabled, forKey: .vibrationEnabled)
         try c.encode(snoozeDurationMinutes, forKey: .snoozeDurationMinutes)
+        try c.encode(maxSnoozeCount, forKey: .maxSnoozeCount)
+        try c.encodeNullable(snoozedUntil, forKey: .snoozedUntil)
+        try c.encode(snoozeCount, forKey: .snoozeCount)
         try c.encode(preAlarmWarningEnabled, forKey: .preAlarmWarningEnabled)
         try c.encode(preAlarmWarningHours, forKey: .preAlarmWarningHours)
         try c.encode(preAlarmOffsets, forKey: .preAlarmOffsets)

@@ -15,6 +15,8 @@ public struct AlarmCreate: Codable, Sendable, Equatable {
     public var soundId: String?
     public var vibrationEnabled: Bool?
     public var snoozeDurationMinutes: Int?
+    /// 1–10 (default 3).
+    public var maxSnoozeCount: Int?
     public var preAlarmWarningEnabled: Bool?
     public var preAlarmWarningHours: Int?
     public var preAlarmOffsets: [String]?
@@ -55,6 +57,7 @@ public struct AlarmPatch: Codable, Sendable, Equatable {
     public var soundId: Patch<String> = .unchanged
     public var vibrationEnabled: Patch<Bool> = .unchanged
     public var snoozeDurationMinutes: Patch<Int> = .unchanged
+    public var maxSnoozeCount: Patch<Int> = .unchanged
     public var preAlarmWarningEnabled: Patch<Bool> = .unchanged
     public var preAlarmWarningHours: Patch<Int> = .unchanged
     public var preAlarmOffsets: Patch<[String]> = .unchanged
@@ -70,12 +73,13 @@ public struct AlarmPatch: Codable, Sendable, Equatable {
     }
 
     static let fields: Set<String> = ["id", "version", "title", "note", "photoURL", "photoLocalPath", "category", "schedule", "soundId",
-                                      "vibrationEnabled", "snoozeDurationMinutes", "preAlarmWarningEnabled", "preAlarmWarningHours",
+                                      "vibrationEnabled", "snoozeDurationMinutes", "maxSnoozeCount", "preAlarmWarningEnabled", "preAlarmWarningHours",
                                       "preAlarmOffsets", "requireDismissAction", "isActive", "isPaused", "sharedWith", "groupId", "assignedTo"]
     static let readOnly = [
         "ownerId": "an alarm keeps its owner", "nextFireDate": "computed from the schedule", "lastFiredDate": "set by the scheduler",
         "lastCompletedDate": "set by completions", "createdAt": "set by the server", "updatedAt": "set by the server",
         "deletedAt": "use DELETE", "isShared": "follows sharedWith",
+        "snoozedUntil": "set by POST /v1/alarms/{id}/snooze", "snoozeCount": "set by POST /v1/alarms/{id}/snooze",
     ]
 
     public init(from decoder: any Decoder) throws {
@@ -92,6 +96,7 @@ public struct AlarmPatch: Codable, Sendable, Equatable {
         soundId = try c.patch(String.self, "soundId")
         vibrationEnabled = try c.patch(Bool.self, "vibrationEnabled")
         snoozeDurationMinutes = try c.patch(Int.self, "snoozeDurationMinutes")
+        maxSnoozeCount = try c.patch(Int.self, "maxSnoozeCount")
         preAlarmWarningEnabled = try c.patch(Bool.self, "preAlarmWarningEnabled")
         preAlarmWarningHours = try c.patch(Int.self, "preAlarmWarningHours")
         preAlarmOffsets = try c.patch([String].self, "preAlarmOffsets")
@@ -116,6 +121,7 @@ public struct AlarmPatch: Codable, Sendable, Equatable {
         try c.encode(soundId, "soundId")
         try c.encode(vibrationEnabled, "vibrationEnabled")
         try c.encode(snoozeDurationMinutes, "snoozeDurationMinutes")
+        try c.encode(maxSnoozeCount, "maxSnoozeCount")
         try c.encode(preAlarmWarningEnabled, "preAlarmWarningEnabled")
         try c.encode(preAlarmWarningHours, "preAlarmWarningHours")
         try c.encode(preAlarmOffsets, "preAlarmOffsets")

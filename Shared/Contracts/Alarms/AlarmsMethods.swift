@@ -117,12 +117,15 @@ public enum AlarmsMethods {
 }
 
 extension AlarmsMethods {
-    /// `POST /v1/alarms/{id}/snooze {minutes}`: re-fire the pending occurrence later.
+    /// `POST /v1/alarms/{id}/snooze {minutes?}`: re-fire the pending occurrence later.
     public struct Snooze: RPCMethod {
         public struct Request: Codable, Sendable {
             public var alarmId: String
-            public var minutes: Int
-            public init(alarmId: String, minutes: Int) {
+            /// The length: one of the tier's lengths or, on Plus, any custom length of
+            /// 1–10 080 minutes; left out, the alarm's `snoozeDurationMinutes` (the nearest
+            /// length the tier allows when it allows not that one).
+            public var minutes: Int?
+            public init(alarmId: String, minutes: Int? = nil) {
                 self.alarmId = alarmId
                 self.minutes = minutes
             }
@@ -158,6 +161,10 @@ extension AlarmsMethods {
             public var maxSnoozes: Int
             /// Lengths the caller's tier may choose, in minutes.
             public var minutes: [Int]
+            /// The length a snooze without `minutes` takes (the alarm's, within the tier).
+            public var defaultMinutes: Int = 60
+            /// Whether the caller's tier may ask for any length of 1–10 080 minutes (Plus).
+            public var customAllowed: Bool = false
             /// Whether one more snooze is possible at all now.
             public var available: Bool
             /// Set when the next snooze is paid: its price and the consumable that buys it.
@@ -178,11 +185,22 @@ extension AlarmsMethods {
                 try c.encode(snoozeCount, forKey: .snoozeCount)
                 try c.encode(maxSnoozes, forKey: .maxSnoozes)
                 try c.encode(minutes, forKey: .minutes)
+                try c.encode(defaultMinutes, forKey: .defaultMinutes)
+                try c.encode(customAllowed, forKey: .customAllowed)
                 try c.encode(available, forKey: .available)
                 try c.encode(costCents, forKey: .costCents)
                 try c.encode(productId, forKey: .productId)
             }
         }
         public static let type = "alarms.snooze-options"
+    }
+}
+
+extension AlarmsMethods {
+    /// `GET /v1/sounds`: the alarm tones, each marked available or not for the caller's tier.
+    public struct Sounds: RPCMethod {
+        public typealias Request = Empty
+        public typealias Response = SoundList
+        public static let type = "alarms.sounds"
     }
 }

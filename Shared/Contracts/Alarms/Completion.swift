@@ -10,6 +10,9 @@ public enum CompletionStatus: String, Codable, Sendable, CaseIterable {
     case missed
     /// Its missed window passed unmarked while it was snoozed.
     case snoozedExpired = "snoozed_expired"
+
+    /// Logged by the missed window, nobody having marked it (a late mark may still replace it).
+    public var unmarked: Bool { self == .missed || self == .snoozedExpired }
 }
 
 /// A completion log entry (`chronir-api.md` §3.4). Immutable once written.
@@ -28,9 +31,16 @@ public struct Completion: Codable, Sendable, Equatable {
     /// Completed within the missed window after the occurrence.
     public var onTime: Bool
     public var createdAt: Date
+    /// How many times the occurrence was snoozed before this (US-5.2 "Snoozed then Completed").
+    public var snoozeCount: Int
+    /// Set when a completion or skip came after the missed window had logged the occurrence
+    /// `missed` (an offline device, a late tap): the log changed in place; this is when.
+    public var lateAt: Date?
 
     public init(id: String, alarmId: String, userId: String?, userDisplayName: String?, status: CompletionStatus, scheduledDate: Date,
-                completedAt: Date, note: String?, onTime: Bool, createdAt: Date) {
+                completedAt: Date, note: String?, onTime: Bool, createdAt: Date, snoozeCount: Int = 0, lateAt: Date? = nil) {
+        self.snoozeCount = snoozeCount
+        self.lateAt = lateAt
         self.id = id
         self.alarmId = alarmId
         self.userId = userId
@@ -44,7 +54,25 @@ public struct Completion: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, alarmId, userId, userDisplayName, status, scheduledDate, completedAt, note, onTime, createdAt
+        case id, alarmId, userId, userDisplayName, status, scheduledDate, completedAt, note, onTime, createdAt, snoozeCount, lateAt
+    }
+
+    /// Decodes a log; `snoozeCount` and `lateAt` (added in 0.3) default when a peer of an
+    /// older release leaves them out.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        alarmId = try c.decode(String.self, forKey: .alarmId)
+        userId = try c.decodeIfPresent(String.self, forKey: .userId)
+        userDisplayName = try c.decodeIfPresent(String.self, forKey: .userDisplayName)
+        status = try c.decode(CompletionStatus.self, forKey: .status)
+        scheduledDate = try c.decode(Date.self, forKey: .scheduledDate)
+        completedAt = try c.decode(Date.self, forKey: .completedAt)
+        note = try c.decodeIfPresent(String.self, forKey: .note)
+        onTime = try c.decode(Bool.self, forKey: .onTime)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        snoozeCount = try c.decodeIfPresent(Int.self, forKey: .snoozeCount) ?? 0
+        lateAt = try c.decodeIfPresent(Date.self, forKey: .lateAt)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -59,6 +87,8 @@ public struct Completion: Codable, Sendable, Equatable {
         try c.encodeNullable(note, forKey: .note)
         try c.encode(onTime, forKey: .onTime)
         try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(snoozeCount, forKey: .snoozeCount)
+        try c.encodeNullable(lateAt, forKey: .lateAt)
     }
 }
 
@@ -70,8 +100,13 @@ public struct CompletionCreate: Codable, Sendable {
     /// The occurrence (default: the alarm's pending occurrence).
     public var scheduledDate: Date?
     public var note: String?
+    /// When the user marked it on their device (an offline mark sent later); default: when
+    /// the server receives it. At most 5 minutes ahead of the server's clock, not before the
+    /// occurrence's window opened (the occurrence before it, or the alarm's creation).
+    public var completedAt: Date?
 
-    public init(alarmId: String, status: String, scheduledDate: Date? = nil, note: String? = nil) {
+    public init(alarmId: String, status: String, scheduledDate: Date? = nil, note: String? = nil, completedAt: Date? = nil) {
+        self.completedAt = completedAt
         self.alarmId = alarmId
         self.status = status
         self.scheduledDate = scheduledDate
@@ -124,8 +159,15 @@ public struct CompletionPage: Codable, Sendable {
     public var nextCursor: String?
     /// Consecutive most recent occurrences completed on time.
     public var streak: Int
+    /// Free (US-5.2): the page holds the last completion only; the rest is kept and shown
+    /// again after an upgrade.
+    public var historyLocked: Bool
+    /// Logs the lock hides.
+    public var hiddenCount: Int
 
-    public init(completions: [Completion], nextCursor: String?, streak: Int) {
+    public init(completions: [Completion], nextCursor: String?, streak: Int, historyLocked: Bool = false, hiddenCount: Int = 0) {
+        self.historyLocked = historyLocked
+        self.hiddenCount = hiddenCount
         self.completions = completions
         self.nextCursor = nextCursor
         self.streak = streak

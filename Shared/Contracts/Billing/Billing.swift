@@ -206,6 +206,22 @@ public enum BillingEvents {
     }
 }
 
+/// The charity paid snoozes go to ("Snooze If You Can": `Charity`), configured per deployment.
+public struct Charity: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var description: String?
+    public var category: String?
+    public var websiteURL: String?
+    public init(id: String, name: String, description: String? = nil, category: String? = nil, websiteURL: String? = nil) {
+        self.id = id
+        self.name = name
+        self.description = description
+        self.category = category
+        self.websiteURL = websiteURL
+    }
+}
+
 /// One paid snooze of the accountability policy.
 public struct SnoozeLedgerEntry: Codable, Sendable, Equatable {
     public var transactionId: String
@@ -237,6 +253,14 @@ public struct SnoozeLedger: Codable, Sendable, Equatable {
     public var currentStreakDays: Int
     /// The longest run of whole days without a paid snooze.
     public var longestStreakDays: Int
+    /// Paid snoozes this week (ISO week, from Monday 00:00 UTC) and this calendar month (UTC):
+    /// the "Snooze If You Can" dashboard's `currentWeekAmount` and `currentMonthAmount`.
+    public var currentWeekCents: Int = 0
+    public var currentWeekSnoozes: Int = 0
+    public var currentMonthCents: Int = 0
+    public var currentMonthSnoozes: Int = 0
+    /// Where the money goes, as configured for this deployment; nil when none is.
+    public var charity: Charity?
 
     public init(entries: [SnoozeLedgerEntry], totalCents: Int, totalSnoozes: Int, currentStreakDays: Int, longestStreakDays: Int) {
         self.entries = entries
@@ -260,11 +284,15 @@ extension BillingMethods {
         public struct Request: Codable, Sendable {
             public var alarmId: String
             public var occurrenceAt: Date
-            public var signedTransaction: String
-            public init(alarmId: String, occurrenceAt: Date, signedTransaction: String) {
+            /// iOS: the StoreKit 2 transaction (JWS).
+            public var signedTransaction: String?
+            /// Android: the Play purchase token of the `chronir_snooze_<n>` consumable.
+            public var purchaseToken: String?
+            public init(alarmId: String, occurrenceAt: Date, signedTransaction: String? = nil, purchaseToken: String? = nil) {
                 self.alarmId = alarmId
                 self.occurrenceAt = occurrenceAt
                 self.signedTransaction = signedTransaction
+                self.purchaseToken = purchaseToken
             }
         }
         public typealias Response = SnoozeLedgerEntry
@@ -315,7 +343,10 @@ extension BillingMethods {
             /// When payment is needed: its price and the consumable to buy.
             public var costCents: Int?
             public var productId: String?
-            public init(policy: Bool, maxSnoozes: Int, allowed: Bool, costCents: Int?, productId: String?) {
+            /// The same consumable on Google Play.
+            public var androidProductId: String?
+            public init(policy: Bool, maxSnoozes: Int, allowed: Bool, costCents: Int?, productId: String?, androidProductId: String? = nil) {
+                self.androidProductId = androidProductId
                 self.policy = policy
                 self.maxSnoozes = maxSnoozes
                 self.allowed = allowed

@@ -177,13 +177,27 @@ struct AccountsHandlers: Sendable {
             user.migratedAt = patch.migratedAt.applied(to: user.migratedAt)
             if let t = patch.fcmToken.value { try AccountValidation.short(t, field: "fcmToken", max: 4096) }
             user.fcmToken = patch.fcmToken.applied(to: user.fcmToken)
+            if case .cleared = patch.analyticsConsent { throw ServiceError(.validationFailed, "analyticsConsent cannot be null") }
+            user.analyticsConsent = patch.analyticsConsent.applied(to: user.analyticsConsent) ?? false
+            if let zone = patch.homeTimezone.value { try AccountValidation.timezone(zone, field: "homeTimezone") }
+            user.homeTimezone = patch.homeTimezone.applied(to: user.homeTimezone)
             if let s = patch.settings {
                 user.settings.defaultSnoozeMinutes = s.defaultSnoozeMinutes ?? user.settings.defaultSnoozeMinutes
                 user.settings.preAlarmWarningEnabled = s.preAlarmWarningEnabled ?? user.settings.preAlarmWarningEnabled
                 user.settings.preAlarmWarningHours = s.preAlarmWarningHours ?? user.settings.preAlarmWarningHours
                 user.settings.timezone = s.timezone ?? user.settings.timezone
                 user.settings.use24HourFormat = s.use24HourFormat ?? user.settings.use24HourFormat
-                user.settings.soundId = s.soundId ?? user.settings.soundId
+                if let id = s.soundId, id != user.settings.soundId {
+                    // The catalogue (`GET /v1/sounds`): a known tone the tier may choose (US-7.2).
+                    guard let sound = Sound.named(id) else {
+                        throw ServiceError(.validationFailed, "settings.soundId \(id) is not a sound of the catalogue (GET /v1/sounds)",
+                                           details: .object(["field": .string("settings.soundId")]))
+                    }
+                    guard user.tier >= sound.tier else {
+                        throw ServiceError(.tierRequired, "the sound \(sound.name) needs \(sound.tier.rawValue.capitalized) (Free has 2 sounds)")
+                    }
+                    user.settings.soundId = id
+                }
                 user.settings.vibrationEnabled = s.vibrationEnabled ?? user.settings.vibrationEnabled
                 try AccountValidation.settings(user.settings)
             }
@@ -274,6 +288,7 @@ struct AccountsHandlers: Sendable {
 
     func upserted(_ user: User) -> AccountsEvents.UserUpserted {
         .init(uid: user.uid, email: user.email, displayName: user.displayName, timezone: user.settings.timezone, tier: user.tier,
-              emailVerified: !user.email.isEmpty && user.emailVerifiedAt != nil)
+              emailVerified: !user.email.isEmpty && user.emailVerifiedAt != nil, defaultSnoozeMinutes: user.settings.defaultSnoozeMinutes,
+              analyticsConsent: user.analyticsConsent, homeTimezone: user.homeTimezone)
     }
 }

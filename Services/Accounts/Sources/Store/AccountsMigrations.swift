@@ -175,5 +175,10 @@ enum AccountsMigrations {
             "ALTER TABLE groups ADD COLUMN pending_window_minutes integer CHECK (pending_window_minutes BETWEEN 15 AND 10080)",
             "ALTER TABLE group_members ADD COLUMN completion_pushes boolean NOT NULL DEFAULT true",
         ]),
+        // Analytics by consent (US-13.1) and the home zone of fixed-time alarms (US-7.3).
+        Migration(9, "analytics consent and home time zone", [
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS analytics_consent boolean NOT NULL DEFAULT false",
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS home_timezone text",
+        ]),
     ]
 }

@@ -10,17 +10,18 @@ struct AccountsStore: Sendable {
 
     static let userColumns = """
         id, email, display_name, photo_url, tier, settings::text, platform, app_version, fcm_token, migrated_at, created_at, updated_at,
-        email_verified_at
+        email_verified_at, analytics_consent, home_timezone
         """
 
     static func decodeUsers(_ rows: PostgresRowSequence) async throws -> [User] {
         var users: [User] = []
         for try await row in rows {
-            let r = try row.decode((String, String, String, String?, String, String, String?, String?, String?, Date?, Date, Date, Date?).self)
+            let r = try row.decode((String, String, String, String?, String, String, String?, String?, String?, Date?, Date, Date, Date?, Bool, String?).self)
             let settings = try JSONCoding.decoder().decode(UserSettings.self, from: Data(r.5.utf8))
             users.append(User(uid: r.0, email: r.1, displayName: r.2, photoURL: r.3, tier: Tier(rawValue: r.4) ?? .free,
                               createdAt: r.10, updatedAt: r.11, migratedAt: r.9, settings: settings,
-                              platform: r.6, appVersion: r.7, fcmToken: r.8, emailVerifiedAt: r.12))
+                              platform: r.6, appVersion: r.7, fcmToken: r.8, emailVerifiedAt: r.12,
+                              analyticsConsent: r.13, homeTimezone: r.14))
         }
         return users
     }
@@ -81,7 +82,8 @@ struct AccountsStore: Sendable {
         let rows = try await c.query("""
             UPDATE users SET display_name = \(user.displayName), photo_url = \(user.photoURL), platform = \(user.platform),
                 app_version = \(user.appVersion), migrated_at = \(user.migratedAt), fcm_token = \(user.fcmToken),
-                settings = \(settingsJSON)::jsonb, updated_at = now()
+                settings = \(settingsJSON)::jsonb, analytics_consent = \(user.analyticsConsent), home_timezone = \(user.homeTimezone),
+                updated_at = now()
             WHERE id = \(uid) RETURNING \(unescaped: Self.userColumns)
             """, logger: database.logger)
         return try await Self.decodeUsers(rows).first

@@ -39,8 +39,9 @@ struct AlarmHandlers: Sendable {
         try AlarmRules.text(req.photoLocalPath, field: "photoLocalPath", max: 1024)
         try AlarmRules.text(req.category, field: "category", max: 40)
         try AlarmRules.text(req.soundId, field: "soundId", max: 64)
-        let snooze = req.snoozeDurationMinutes ?? 60
-        try AlarmRules.range(snooze, field: "snoozeDurationMinutes", 1...10_080)
+        if let snooze = req.snoozeDurationMinutes { try AlarmRules.range(snooze, field: "snoozeDurationMinutes", SnoozeRules.customRange) }
+        let maxSnoozes = req.maxSnoozeCount ?? 3
+        try AlarmRules.range(maxSnoozes, field: "maxSnoozeCount", SnoozeRules.maxCountRange)
         let warningHours = req.preAlarmWarningHours ?? 24
         try AlarmRules.range(warningHours, field: "preAlarmWarningHours", 1...168)
         let offsets = try AlarmRules.offsets(req.preAlarmOffsets ?? [])
@@ -67,6 +68,11 @@ struct AlarmHandlers: Sendable {
                                    details: .object(["retryAfterSeconds": .number(Double(retry))]))
             }
             let tier = try await store.tier(of: actor, on: c)
+            // Left out, the length is the user's default snooze (US-7.1), else an hour.
+            var snooze = 60
+            if let given = req.snoozeDurationMinutes { snooze = given } else if let mine = try await store.defaultSnoozeMinutes(of: actor, on: c) {
+                snooze = mine
+            }
             var groupMembers: [String] = []
             if let group = req.groupId {
                 guard let members = try await groups.managedMembers(group, actor: actor, on: c) else {
@@ -84,13 +90,14 @@ struct AlarmHandlers: Sendable {
                 preAlarmOffsets: offsets, requireDismissAction: req.requireDismissAction ?? true,
                 isActive: (req.isActive ?? true) && next != nil, isPaused: req.isPaused ?? false, nextFireDate: next,
                 lastFiredDate: nil, lastCompletedDate: nil, isShared: !sharedWith.isEmpty, sharedWith: sharedWith,
-                groupId: req.groupId, assignedTo: req.assignedTo, createdAt: now, updatedAt: now, deletedAt: nil, version: 1
+                groupId: req.groupId, assignedTo: req.assignedTo, createdAt: now, updatedAt: now, deletedAt: nil, version: 1,
+                maxSnoozeCount: maxSnoozes
             )
             if let assignee = alarm.assignedTo, !alarm.members.contains(assignee) {
                 throw ServiceError(.validationFailed, "assignedTo must be the owner or a member the alarm is shared with")
             }
             let covered = try await req.groupId.asyncMap { try await store.groupOwnerIsPremium($0, on: c) } ?? false
-            try AlarmRules.checkTier(tier, alarm: alarm, previous: nil, groupCovered: covered)
+            try AlarmRules.checkTier(try await store.tierStanding(of: actor, on: c), alarm: alarm, previous: nil, groupCovered: covered)
             // A new alarm is shared only with its group: anyone else accepts an invitation first.
             try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: [], groupMembers: groupMembers))
             if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
@@ -158,9 +165,10 @@ struct AlarmHandlers: Sendable {
                     joining = members
                 }
                 let n = try fields.applyingSharing(patch, previous: a, joiningGroupMembers: joining, now: now)
-                let tier = try await store.tier(of: a.ownerId, on: c)
+                let standing = try await store.tierStanding(of: a.ownerId, on: c)
+                let tier = standing.tier
                 let covered = try await n.groupId.asyncMap { try await store.groupOwnerIsPremium($0, on: c) } ?? false
-                try AlarmRules.checkTier(tier, alarm: n, previous: a, groupCovered: covered)
+                try AlarmRules.checkTier(standing, alarm: n, previous: a, groupCovered: covered)
                 if let requested {
                     // Members stay or go; new ones come only from the alarm's group (by consent, §6.2).
                     var groupMembers = joining ?? []

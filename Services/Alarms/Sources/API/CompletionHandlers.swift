@@ -78,7 +78,16 @@ struct CompletionQueries: Sendable {
             next = (try? JSONCoding.encode(Cursor(t: Int64((last.completedAt.timeIntervalSince1970 * 1000).rounded()), i: last.id)))?
                 .base64EncodedString()
         }
-        return CompletionPage(completions: completions, nextCursor: next, streak: try await streak(alarmId: q.alarmId))
+        let streak = try await streak(alarmId: q.alarmId)
+        // Free (US-5.2): the last completion only, "Last completed: Jan 15"; the rest is kept. A
+        // shared alarm shows its history to the members of a paying owner.
+        if try await store.bestTier(of: [actor, alarm.ownerId]) < .plus {
+            let last = try await store.lastCompletion(alarmId: q.alarmId)
+            let total = try await store.completionCount(alarmId: q.alarmId)
+            return CompletionPage(completions: last.map { [$0] } ?? [], nextCursor: nil, streak: streak,
+                                  historyLocked: true, hiddenCount: total - (last == nil ? 0 : 1))
+        }
+        return CompletionPage(completions: completions, nextCursor: next, streak: streak)
     }
 
     /// Consecutive most recent occurrences completed on time (US-5.2).

@@ -22,10 +22,11 @@ struct ExportHandlers: Sendable {
             all += page.completions
             query.cursor = page.nextCursor
         } while query.cursor != nil && all.count < 100_000
-        var lines = ["id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note"]
+        var lines = ["id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note,snoozeCount"]
         for c in all {
             lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status.rawValue,
-                          c.userId ?? "", c.userDisplayName ?? "", c.onTime ? "true" : "false", c.note ?? ""]
+                          c.userId ?? "", c.userDisplayName ?? "", c.onTime ? "true" : "false", c.note ?? "",
+                          String(c.snoozeCount)]
                 .map(Self.csvField).joined(separator: ","))
         }
         return TextDocument(contentType: "text/csv; charset=utf-8", filename: "completions-\(q.alarmId).csv",

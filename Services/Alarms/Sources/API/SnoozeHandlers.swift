@@ -14,12 +14,6 @@ struct SnoozeHandlers: Sendable {
     /// How early before its instant an occurrence may be snoozed (clock skew of devices).
     let earlySlack: TimeInterval = 5
 
-    /// Snooze lengths by tier, in minutes (§7: Free 10 min and 1 h; Plus adds 1 day and 1 week).
-    static let freeMinutes: Set<Int> = [10, 60]
-    static let plusMinutes: Set<Int> = [10, 60, 1440, 10080]
-    /// Consecutive snoozes allowed per occurrence.
-    static let maxConsecutive = 3
-
     func register(into router: inout RPCRouter) {
         router.on(AlarmsMethods.Snooze.self) { req, ctx in try await snooze(req, actor: try ctx.requireActor()) }
         router.on(AlarmsMethods.SnoozeOptions.self) { req, ctx in try await options(req, actor: try ctx.requireActor()) }
@@ -37,46 +31,55 @@ struct SnoozeHandlers: Sendable {
         }
     }
 
+    /// Snoozes allowed per occurrence: the accountability policy's when the alarm has one, else
+    /// the alarm's own `maxSnoozeCount`.
+    static func limit(_ alarm: Alarm, _ allowance: BillingMethods.SnoozeAllowance.Response?) -> Int {
+        if let allowance, allowance.policy { return allowance.maxSnoozes }
+        return alarm.maxSnoozeCount
+    }
+
     /// The next snooze of the alarm's pending occurrence as ``snooze(_:actor:)`` would judge it,
-    /// without taking it: the lengths of the caller's tier, the count so far, the limit and, under
-    /// an accountability policy, the price of the next one when it is paid.
+    /// without taking it: the lengths of the caller's tier, the default one, the count so far,
+    /// the limit and, under an accountability policy, the price of the next one when it is paid.
     func options(_ req: AlarmsMethods.SnoozeOptions.Request, actor: String) async throws -> AlarmsMethods.SnoozeOptions.Response {
-        let (alarm, tier, count): (Alarm, Tier, Int) = try await store.database.transaction { c in
+        let (alarm, tier): (Alarm, Tier) = try await store.database.transaction { c in
             guard let a = try await store.load(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
-            let tier = try await store.tier(of: actor, on: c)
-            guard let occurrence = a.nextFireDate else { return (a, tier, 0) }
-            let count = try await store.snoozeCount(alarmId: a.id, occurrence: occurrence, on: c)
-            return (a, tier, count)
+            return (a, try await store.tier(of: actor, on: c))
         }
-        let minutes = (tier < .plus ? Self.freeMinutes : Self.plusMinutes).sorted()
-        guard alarm.isActive, !alarm.isPaused, let occurrence = alarm.nextFireDate else {
-            return .init(occurrenceAt: nil, snoozeCount: 0, maxSnoozes: Self.maxConsecutive, minutes: minutes, available: false, costCents: nil, productId: nil)
-        }
+        let minutes = tier < .plus ? SnoozeRules.freeMinutes : SnoozeRules.plusMinutes
+        var answer = AlarmsMethods.SnoozeOptions.Response(occurrenceAt: nil, snoozeCount: 0, maxSnoozes: alarm.maxSnoozeCount, minutes: minutes,
+                                                          available: false, costCents: nil, productId: nil)
+        answer.defaultMinutes = SnoozeRules.defaultLength(alarm.snoozeDurationMinutes, tier: tier)
+        answer.customAllowed = tier >= .plus
+        guard alarm.isActive, !alarm.isPaused, let occurrence = alarm.nextFireDate else { return answer }
+        let count = alarm.snoozeCount
         let allowance = await allowance(alarm: alarm.id, occurrence: occurrence, user: actor, number: count + 1)
-        let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
+        let limit = Self.limit(alarm, allowance)
         // As `snooze` judges: the occurrence is due, a snooze is left, and a refusal names its price.
         let due = occurrence.timeIntervalSinceNow <= earlySlack
-        let available = due && count < limit
-        var cost: Int?, product: String?
-        if available, let a = allowance, !a.allowed, let c = a.costCents, let p = a.productId { (cost, product) = (c, p) }
-        return .init(occurrenceAt: occurrence, snoozeCount: count, maxSnoozes: limit, minutes: minutes, available: available,
-                     costCents: cost, productId: product)
+        answer.occurrenceAt = occurrence
+        answer.snoozeCount = count
+        answer.maxSnoozes = limit
+        answer.available = due && count < limit
+        if answer.available, let a = allowance, !a.allowed, let c = a.costCents, let p = a.productId {
+            (answer.costCents, answer.productId) = (c, p)
+        }
+        return answer
     }
 
+    /// Snoozes the pending occurrence: the length from the request, the alarm or the tier
+    /// (``SnoozeRules``), at most the alarm's `maxSnoozeCount` times (or the accountability
+    /// policy's); the alarm shows `snoozedUntil` and `snoozeCount` to every member and device
+    /// (a new version, the delta feed, a silent push), and the scheduler re-fires it then.
     func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {
-        guard Self.plusMinutes.contains(req.minutes) else {
-            throw ServiceError(.validationFailed, "minutes must be one of 10, 60, 1440 or 10080")
-        }
         let response: AlarmsMethods.Snooze.Response = try await outbox.transaction { c in
             guard let a = try await store.lock(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
-            let tier = try await store.tier(of: actor, on: c)
-            if tier < .plus, !Self.freeMinutes.contains(req.minutes) {
-                throw ServiceError(.tierRequired, "snoozing for \(req.minutes == 1440 ? "1 day" : "1 week") needs Plus")
-            }
+            let standing = try await store.tierStanding(of: actor, on: c)
+            let minutes = try SnoozeRules.length(requested: req.minutes, alarmDefault: a.snoozeDurationMinutes, standing: standing)
             let now = Date()
             guard a.isActive, !a.isPaused, let occurrence = a.nextFireDate else {
                 throw ServiceError(.validationFailed, "alarm \(a.id) has no pending occurrence to snooze")
@@ -86,9 +89,10 @@ struct SnoozeHandlers: Sendable {
             }
             let count = try await store.lockSnoozeCount(alarmId: a.id, occurrence: occurrence, on: c)
             let allowance = await self.allowance(alarm: a.id, occurrence: occurrence, user: actor, number: count + 1)
-            let limit = allowance?.maxSnoozes ?? Self.maxConsecutive
+            let limit = Self.limit(a, allowance)
             guard count < limit else {
-                throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(limit) times; complete or skip it")
+                throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(limit) times; complete or skip it",
+                                   details: .object(["snoozeCount": .number(Double(count)), "maxSnoozes": .number(Double(limit))]))
             }
             if let allowance, !allowance.allowed, let cost = allowance.costCents, let product = allowance.productId {
                 throw ServiceError(.paymentRequired,
@@ -97,18 +101,25 @@ struct SnoozeHandlers: Sendable {
                                    details: .object(["costCents": .number(Double(cost)), "productId": .string(product),
                                                      "occurrenceAt": .string(ISOTime.format(occurrence))]))
             }
-            let refire = now.addingTimeInterval(Double(req.minutes) * 60)
+            let refire = now.addingTimeInterval(Double(minutes) * 60)
             try await store.recordSnooze(alarmId: a.id, occurrence: occurrence, refireAt: refire, at: now, by: actor, on: c)
+            var n = a
+            n.snoozedUntil = refire
+            n.snoozeCount = count + 1
+            n.version = a.version + 1
+            n.updatedAt = now
+            try await store.update(n, on: c)
             let ownerTier = try await store.tier(of: a.ownerId, on: c)
-            // The other members' screens and devices show the snooze (`alarm_changed`).
+            // The other members' screens and devices show the snooze (`alarm_changed`); the
+            // event carries the new version, as an `alarm-upserted` would.
             let window = a.groupId == nil ? nil : try await store.groupSettings(group: a.groupId!, on: c).pendingWindowMinutes
-            var state = AlarmChanges.state(a, ownerTier: ownerTier, missedWindowMinutes: window)
-            let sync = AlarmSharing.syncMembers(before: nil, after: a, actor: actor)
+            var state = AlarmChanges.state(n, ownerTier: ownerTier, missedWindowMinutes: window)
+            let sync = AlarmSharing.syncMembers(before: nil, after: n, actor: actor)
             state.syncMembers = sync.isEmpty ? nil : sync
-            try await outbox.append(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
-                alarm: state, occurrenceAt: occurrence, refireAt: refire,
-                snoozeCount: count + 1, userId: actor), actor: actor, on: c)
-            return AlarmsMethods.Snooze.Response(alarm: a, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
+            let event = try outbox.envelope(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
+                alarm: state, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1, userId: actor), actor: actor)
+            try await store.record(events: outbox.rows([event]), feed: [AlarmChanges.feedChange(before: a, after: n)], on: c)
+            return AlarmsMethods.Snooze.Response(alarm: n, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
         }
         return response
     }

@@ -25,7 +25,10 @@ struct TierHandlers: Sendable {
     var billing: EventHandlers {
         var h = EventHandlers(BillingEvents.self)
         h.on(BillingEvents.entitlementChanged) { e, _, c in
+            let old = try await store.tierStanding(of: e.userId, on: c)
             _ = try await apply(e.tier, to: e.userId, actor: nil, on: c)
+            let new = TierStanding.after(old, new: e.tier, previous: e.previousTier, reason: e.reason, at: Date())
+            try await store.setLapse(new, of: e.userId, on: c)
         }
         return h
     }

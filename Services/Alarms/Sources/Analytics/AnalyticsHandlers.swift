@@ -55,10 +55,13 @@ struct AnalyticsHandlers: Sendable {
             }
             checked.append((name, at, event.properties ?? [:]))
         }
-        try await store.database.transaction { c in
+        // Without the user's consent nothing is kept (US-13.1); the answer says so.
+        let accepted = try await store.database.transaction { c in
+            guard try await store.consents(actor, on: c) else { return 0 }
             for (name, at, properties) in checked { try await store.record(name, uid: actor, at: at, properties: properties, on: c) }
+            return checked.count
         }
-        return ClientAnalyticsAccepted(accepted: checked.count)
+        return ClientAnalyticsAccepted(accepted: accepted)
     }
 
     /// The alarms stream (this service's own events), in runs: a run of creations, deletions,
@@ -143,6 +146,7 @@ struct AnalyticsHandlers: Sendable {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
         h.on(AccountsEvents.userUpserted) { u, ctx, c in
+            try await store.setConsent(u.uid, u.analyticsConsent == true, on: c)
             try await store.upsertUser(u.uid, tier: u.tier, at: ctx.envelope.occurredAt, on: c)
         }
         h.on(AccountsEvents.userDeleted) { u, _, c in

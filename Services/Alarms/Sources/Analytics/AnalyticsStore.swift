@@ -90,16 +90,34 @@ struct AnalyticsStore: Sendable {
             INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
             SELECT r.name, r.p, r.at, (r.at AT TIME ZONE 'UTC')::date, r.props::jsonb
             FROM unnest(\(names)::text[], \(pseudonyms)::text[], \(ats)::timestamptz[], \(props)::text[]) AS r(name, p, at, props)
+            WHERE EXISTS (SELECT 1 FROM analytics_consent k WHERE k.pseudonym = r.p)
             """, logger: logger).drain()
     }
 
-    /// Records one event of `uid`.
+    /// Records one event of `uid` (when they consented).
     func record(_ name: AnalyticsEventName, uid: String, at: Date, properties: [String: JSONValue], on c: PostgresConnection) async throws {
         let props = String(decoding: try JSONCoding.encode(JSONValue.object(properties)), as: UTF8.self)
+        let p = pseudonym(uid)
         try await c.query("""
             INSERT INTO analytics_events (name, pseudonym, occurred_at, day, properties)
-            VALUES (\(name.rawValue), \(pseudonym(uid)), \(at), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(props)::jsonb)
+            SELECT \(name.rawValue), \(p), \(at), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(props)::jsonb
+            WHERE EXISTS (SELECT 1 FROM analytics_consent WHERE pseudonym = \(p))
             """, logger: logger).drain()
+    }
+
+    /// Whether `uid` agreed to analytics (US-13.1): nothing is derived from a user who did not.
+    func consents(_ uid: String, on c: PostgresConnection) async throws -> Bool {
+        try await c.query("SELECT 1 FROM analytics_consent WHERE pseudonym = \(pseudonym(uid))", logger: logger).first(Int32.self) != nil
+    }
+
+    /// Records `uid`'s answer: agreeing starts the collection; withdrawing ends it and erases
+    /// what was collected under their pseudonym.
+    func setConsent(_ uid: String, _ consent: Bool, on c: PostgresConnection) async throws {
+        if consent {
+            try await c.query("INSERT INTO analytics_consent (pseudonym) VALUES (\(pseudonym(uid))) ON CONFLICT DO NOTHING", logger: logger).drain()
+        } else {
+            try await forget(uid, on: c)
+        }
     }
 
     /// Records a fire per alarm in one statement, with each alarm's interval type.
@@ -112,13 +130,17 @@ struct AnalyticsStore: Sendable {
             FROM unnest(\(fires.map(\.alarmId))::text[], \(fires.map { pseudonym($0.ownerId) })::text[],
                         \(fires.map(\.at))::timestamptz[], \(fires.map { $0.snoozeCount })::int[]) AS f(id, p, at, n)
             LEFT JOIN alarms a ON a.id = f.id
+            WHERE EXISTS (SELECT 1 FROM analytics_consent k WHERE k.pseudonym = f.p)
             """, logger: logger).drain()
     }
 
-    /// A user seen on the accounts stream: the first sighting is the signup day.
+    /// A user seen on the accounts stream with their consent: the first such sighting is the
+    /// signup day.
     func upsertUser(_ uid: String, tier: Tier, at: Date, on c: PostgresConnection) async throws {
         try await c.query("""
-            INSERT INTO analytics_users (pseudonym, signup_day, tier) VALUES (\(pseudonym(uid)), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(tier.rawValue))
+            INSERT INTO analytics_users (pseudonym, signup_day, tier)
+            SELECT \(pseudonym(uid)), (\(at)::timestamptz AT TIME ZONE 'UTC')::date, \(tier.rawValue)
+            WHERE EXISTS (SELECT 1 FROM analytics_consent WHERE pseudonym = \(pseudonym(uid)))
             ON CONFLICT (pseudonym) DO NOTHING
             """, logger: logger).drain()
         try await reached(uid, tier: tier, at: at, on: c)
@@ -139,5 +161,6 @@ struct AnalyticsStore: Sendable {
         let p = pseudonym(uid)
         try await c.query("DELETE FROM analytics_events WHERE pseudonym = \(p)", logger: logger).drain()
         try await c.query("DELETE FROM analytics_users WHERE pseudonym = \(p)", logger: logger).drain()
+        try await c.query("DELETE FROM analytics_consent WHERE pseudonym = \(p)", logger: logger).drain()
     }
 }

@@ -12,15 +12,33 @@ struct AccountsEventHandlers: Sendable {
 
     var handlers: EventHandlers {
         var h = EventHandlers(AccountsEvents.self)
-        h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked)  // groups: GroupEventHandlers
-        h.on(AccountsEvents.userUpserted) { user, _, c in
+        h.ignore(AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked)  // groups: GroupEventHandlers
+        h.on(AccountsEvents.userUpserted) { user, ctx, c in
+            let before = try await store.profileZone(of: user.uid, on: c)
             try await store.upsertUser(user, on: c)
+            // A changed profile zone is where the user is now (US-7.3), as is a device's below.
+            if before != user.timezone { try await moved(user.uid, to: user.timezone, at: ctx.envelope.occurredAt, on: c) }
+        }
+        h.on(AccountsEvents.deviceUpserted) { e, _, c in
+            guard let zone = e.device.timezone else { return }
+            try await moved(e.uid, to: zone, at: e.device.updatedAt, on: c)
         }
         h.on(AccountsEvents.userDeleted) { user, ctx, c in
             try await deleteUser(user.uid, on: c)
         }
         GroupEventHandlers(store: store, changes: changes).register(into: &h)
         return h
+    }
+
+    /// `user` was seen in `zone` at `at`: when that is newer than what the read model holds and
+    /// another zone, their floating alarms move to it and are re-planned (the scheduler follows
+    /// their new `nextFireDate`; their devices and members are told like any change).
+    func moved(_ user: String, to zone: String, at: Date, on c: PostgresConnection) async throws {
+        guard TimeZone(identifier: zone) != nil, try await store.moveUser(user, to: zone, at: at, on: c) else { return }
+        let now = Date()
+        for id in try await store.floatingAlarmIDs(ownedBy: user, notIn: zone, on: c) {
+            try await changes.revise(id, actor: nil, at: now, on: c) { $0 = try FloatingTime.moved($0, to: zone, now: now) }
+        }
     }
 
     /// Purges an account: its own alarms are deleted and published (the scheduler stops them,

@@ -49,11 +49,11 @@ struct SchedulerEventHandlers: Sendable {
         guard let a = try await store.lock(e.alarmId, on: c), a.deletedAt == nil else { return }
         let done = try await store.hasCompletion(alarmId: a.id, occurrence: e.occurrenceAt, on: c)
         guard !done else { return }
-        let snoozed = try await store.wasSnoozed(alarmId: a.id, occurrence: e.occurrenceAt, on: c)
+        let snoozes = try await store.snoozeCount(alarmId: a.id, occurrence: e.occurrenceAt, on: c)
         let now = Date()
         let completion = Completion(
-            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozed ? .snoozedExpired : .missed,
-            scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now)
+            id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozes > 0 ? .snoozedExpired : .missed,
+            scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now, snoozeCount: snoozes)
         try await store.insertUnmarkedCompletion(completion, on: c)
         var n = try AlarmLifecycle.advanced(a, past: e.occurrenceAt, now: now)
         n.version = a.version + 1

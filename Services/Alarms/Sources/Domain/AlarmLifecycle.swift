@@ -38,16 +38,50 @@ enum AlarmLifecycle {
     /// `alarm` after a mark with `status` at `at`: a completion sets `lastCompletedDate`; a mark
     /// that moves it on (`next` from ``markedOccurrence(_:on:now:)``) sets the next occurrence,
     /// switching it off when there is none. Version and `updatedAt` follow.
-    static func marked(_ alarm: Alarm, status: CompletionStatus, at: Date, next: Date??) -> Alarm {
+    /// `lastCompletedDate` only moves forward (a late mark of an older occurrence leaves a newer
+    /// one). `changedAt`: when the server recorded it (the version's time).
+    static func marked(_ alarm: Alarm, status: CompletionStatus, at: Date, next: Date??, changedAt: Date? = nil) -> Alarm {
         var n = alarm
-        if status == .completed { n.lastCompletedDate = at }
+        if status == .completed { n.lastCompletedDate = max(at, alarm.lastCompletedDate ?? at) }
         if case .some(let date) = next {
             n.nextFireDate = date
             if date == nil { n.isActive = false }
         }
+        clearSnoozeIfMovedOn(&n, from: alarm)
         n.version += 1
-        n.updatedAt = at
+        n.updatedAt = changedAt ?? at
         return n
+    }
+
+    /// A snooze is of the pending occurrence: when the alarm moves to another one, its snooze
+    /// state (`snoozedUntil`, `snoozeCount`) goes.
+    static func clearSnoozeIfMovedOn(_ n: inout Alarm, from before: Alarm) {
+        guard n.nextFireDate != before.nextFireDate else { return }
+        n.snoozedUntil = nil
+        n.snoozeCount = 0
+    }
+
+    /// Server clock skew a device's `completedAt` may be ahead by.
+    static let completedAtSkew: TimeInterval = 300
+
+    /// The time a mark is recorded at: the device's `completedAt` when given, checked — not
+    /// more than ``completedAtSkew`` after `receivedAt`, not before the occurrence's window
+    /// opened (the schedule's occurrence before it, or 400 days before it when there is none
+    /// that recent) — else `receivedAt`.
+    static func markTime(_ completedAt: Date?, occurrence: Date, on alarm: Alarm, receivedAt: Date) throws -> Date {
+        guard let completedAt else { return receivedAt }
+        guard completedAt.timeIntervalSince(receivedAt) <= completedAtSkew else {
+            throw ServiceError(.validationFailed, "completedAt \(ISOTime.format(completedAt)) is in the future",
+                               details: .object(["field": .string("completedAt")]))
+        }
+        let span = Date(timeIntervalSince1970: occurrence.timeIntervalSince1970 - 400 * 86_400)..<occurrence
+        let opens = try AlarmRules.compile(alarm.schedule).occurrences(in: span).last ?? span.lowerBound
+        guard completedAt >= opens else {
+            throw ServiceError(.validationFailed,
+                               "completedAt \(ISOTime.format(completedAt)) is before this occurrence's window opened (\(ISOTime.format(opens)))",
+                               details: .object(["field": .string("completedAt")]))
+        }
+        return completedAt
     }
 
     /// Whether a mark at `at` of `occurrence` is on time: within `window` of it.
@@ -63,6 +97,7 @@ enum AlarmLifecycle {
         var n = alarm
         n.nextFireDate = try AlarmRules.compile(alarm.schedule).next(after: max(occurrence, now))
         if n.nextFireDate == nil { n.isActive = false }
+        clearSnoozeIfMovedOn(&n, from: alarm)
         return n
     }
 }

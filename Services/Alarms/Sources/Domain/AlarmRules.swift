@@ -77,21 +77,26 @@ enum AlarmRules {
     /// keeps notes, warnings and shared members they already have, but cannot add more.
     /// `groupCovered`: the alarm's group belongs to a Premium owner, whose plan covers the
     /// alarms its members add to it (the household pays once).
-    static func checkTier(_ tier: Tier, alarm a: Alarm, previous p: Alarm?, groupCovered: Bool = false) throws {
-        if tier < .plus {
-            if let note = a.note, !note.isEmpty, note != p?.note { throw ServiceError(.tierRequired, "notes need Plus") }
-            if let photo = a.photoURL, photo != p?.photoURL { throw ServiceError(.tierRequired, "photo attachments need Plus") }
-            if !Set(a.preAlarmOffsets).isSubset(of: Set(p?.preAlarmOffsets ?? [])) {
-                throw ServiceError(.tierRequired, "extended pre-alarm warnings (7d, 3d, 1d, 1h) need Plus")
+    static func checkTier(_ standing: TierStanding, alarm a: Alarm, previous p: Alarm?, groupCovered: Bool = false) throws {
+        if a.soundId != p?.soundId {
+            guard let sound = Sound.named(a.soundId) else {
+                throw ServiceError(.validationFailed, "soundId \(a.soundId) is not a sound of the catalogue (GET /v1/sounds)",
+                                   details: .object(["field": .string("soundId")]))
             }
-            if a.preAlarmWarningEnabled && a.preAlarmWarningHours != 24 && a.preAlarmWarningHours != p?.preAlarmWarningHours {
-                throw ServiceError(.tierRequired, "pre-alarm warnings other than 24 hours need Plus")
-            }
+            try standing.require(sound.tier, "the sound \(sound.name) needs \(sound.tier.rawValue.capitalized) (Free has 2 sounds)")
         }
-        if tier < .premium, !groupCovered {
+        if let note = a.note, !note.isEmpty, note != p?.note { try standing.require(.plus, "notes need Plus") }
+        if let photo = a.photoURL, photo != p?.photoURL { try standing.require(.plus, "photo attachments need Plus") }
+        if !Set(a.preAlarmOffsets).isSubset(of: Set(p?.preAlarmOffsets ?? [])) {
+            try standing.require(.plus, "extended pre-alarm warnings (7d, 3d, 1d, 1h) need Plus")
+        }
+        if a.preAlarmWarningEnabled && a.preAlarmWarningHours != 24 && a.preAlarmWarningHours != p?.preAlarmWarningHours {
+            try standing.require(.plus, "pre-alarm warnings other than 24 hours need Plus")
+        }
+        if !groupCovered {
             let gained = Set(a.sharedWith).subtracting(p?.sharedWith ?? [])
-            if !gained.isEmpty { throw ServiceError(.tierRequired, "sharing alarms needs Premium") }
-            if let g = a.groupId, g != p?.groupId { throw ServiceError(.tierRequired, "group alarms need Premium") }
+            if !gained.isEmpty { try standing.require(.premium, "sharing alarms needs Premium") }
+            if let g = a.groupId, g != p?.groupId { try standing.require(.premium, "group alarms need Premium") }
         }
     }
 }

@@ -19,6 +19,8 @@ struct PhotoHandlers: Sendable {
     let outbox: OutboxWriter
     /// How long stored bytes no commit claimed stay before the sweep removes them.
     var uploadGrace: Duration = .seconds(3600)
+    /// Uploads one user may make per minute (`chronir-api.md` §13.3), over every replica.
+    var uploadsPerMinute = 3
 
     var database: Database { store.database }
 
@@ -41,8 +43,13 @@ struct PhotoHandlers: Sendable {
         guard let type = PhotoType.sniff(data), type == req.contentType else {
             throw ServiceError(.unsupportedMediaType, "the bytes are not \(req.contentType.rawValue) (JPEG, PNG and HEIC are taken)")
         }
-        // Refuse before storing anything; the transaction checks again under the row lock.
-        let owner = try await database.transaction { c in try await writable(req.id, actor: actor, upload: true, on: c).ownerId }
+        // Refuse before storing anything; the transaction checks again under the row lock. An
+        // upload counts against the uploader's 3 a minute (§13.3) from here, stored or not.
+        let owner = try await database.transaction { c in
+            let owner = try await writable(req.id, actor: actor, upload: true, on: c).ownerId
+            try await photos.admitUpload(by: actor, perMinute: uploadsPerMinute, on: c)
+            return owner
+        }
         let etag = SigV4.hex(SHA256.hash(data: data)).prefix(32)
         let row = PhotoStore.Row(key: "users/\(owner)/alarms/\(req.id)/photo-\(etag).\(type.fileExtension)", type: type,
                                  etag: String(etag), size: data.count, updatedAt: Date())

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import Logging
+import Messaging
 import Persistence
 import PostgresNIO
 
@@ -30,6 +31,26 @@ struct PhotoStore: Sendable {
         try await Self.decode(c.query("""
             SELECT object_key, content_type, etag, size, updated_at FROM photos WHERE alarm_id = \(alarm) FOR UPDATE
             """, logger: logger))
+    }
+
+    /// Counts one upload by `user`, or refuses it with `CA019` (and when to try again) when
+    /// they made `perMinute` in the last minute. Serialized per user, so concurrent uploads on
+    /// several replicas cannot slip past together; rows older than a minute go as it counts.
+    func admitUpload(by user: String, perMinute: Int, now: Date = Date(), on c: PostgresConnection) async throws {
+        let key = "alarms.photo-uploads.\(user)"
+        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        let since = now.addingTimeInterval(-60)
+        try await c.query("DELETE FROM photo_uploads WHERE user_id = \(user) AND at <= \(since)", logger: logger)
+        var recent: [Date] = []
+        for try await at in try await c.query("SELECT at FROM photo_uploads WHERE user_id = \(user) ORDER BY at", logger: logger).decode(Date.self) {
+            recent.append(at)
+        }
+        if recent.count >= perMinute, let oldest = recent.first {
+            let wait = max(1, Int((oldest.timeIntervalSince(since)).rounded(.up)))
+            throw ServiceError(.rateLimited, "at most \(perMinute) photo uploads a minute; try again in \(wait) s",
+                               details: .object(["retryAfterSeconds": .number(Double(wait))]))
+        }
+        try await c.query("INSERT INTO photo_uploads (user_id, at) VALUES (\(user), \(now))", logger: logger)
     }
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> Row? {

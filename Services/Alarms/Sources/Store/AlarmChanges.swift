@@ -62,6 +62,7 @@ struct AlarmChanges: Sendable {
         guard let before = try await store.lock(id, on: c) else { return nil }
         var after = before
         try await change(&after)
+        AlarmLifecycle.clearSnoozeIfMovedOn(&after, from: before)
         guard after != before else { return (before, before) }
         after.version = before.version + 1
         after.updatedAt = now

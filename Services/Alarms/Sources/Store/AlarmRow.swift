@@ -11,11 +11,11 @@ enum AlarmRow {
         id, owner_id, title, note, photo_url, photo_local_path, category, schedule::text, sound_id, vibration_enabled, \
         snooze_duration_minutes, pre_alarm_warning_enabled, pre_alarm_warning_hours, pre_alarm_offsets, require_dismiss_action, \
         is_active, is_paused, next_fire_date, last_fired_date, last_completed_date, shared_with, group_id, assigned_to, \
-        created_at, updated_at, deleted_at, version
+        created_at, updated_at, deleted_at, version, max_snooze_count, snoozed_until, snooze_count
         """
 
     /// Number of columns in ``columns``.
-    static let count = 27
+    static let count = 30
 
     static func decode(_ row: PostgresRow, offset: Int = 0) throws -> Alarm {
         let c = row.makeRandomAccess()
@@ -33,7 +33,8 @@ enum AlarmRow {
             lastFiredDate: try col(18, Date?.self), lastCompletedDate: try col(19, Date?.self),
             isShared: !sharedWith.isEmpty, sharedWith: sharedWith, groupId: try col(21, String?.self),
             assignedTo: try col(22, String?.self), createdAt: try col(23, Date.self), updatedAt: try col(24, Date.self),
-            deletedAt: try col(25, Date?.self), version: Int(try col(26, Int32.self))
+            deletedAt: try col(25, Date?.self), version: Int(try col(26, Int32.self)),
+            maxSnoozeCount: Int(try col(27, Int32.self)), snoozedUntil: try col(28, Date?.self), snoozeCount: Int(try col(29, Int32.self))
         )
     }
 

@@ -6,12 +6,45 @@ import PostgresNIO
 /// The SQL of the accounts read model (``AccountsEventHandlers``): users' names, and purging a
 /// deleted account's rows.
 extension AlarmStore {
-    /// Records an account's display name, email and time zone.
+    /// Records an account's display name, email, time zone and default snooze length.
     func upsertUser(_ user: AccountsEvents.UserUpserted, on c: PostgresConnection) async throws {
+        let snooze = user.defaultSnoozeMinutes.map(Int32.init)
         try await c.query("""
-            INSERT INTO users (user_id, display_name, email, timezone) VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone))
-            ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone
+            INSERT INTO users (user_id, display_name, email, timezone, default_snooze_minutes)
+            VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone), \(snooze))
+            ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone,
+                default_snooze_minutes = coalesce(excluded.default_snooze_minutes, users.default_snooze_minutes)
             """, logger: logger)
+    }
+
+    /// `user`'s profile time zone as the read model holds it (nil: not seen yet).
+    func profileZone(of user: String, on c: PostgresConnection) async throws -> String? {
+        try await c.query("SELECT timezone FROM users WHERE user_id = \(user)", logger: logger).first(String.self)
+    }
+
+    /// Records `zone` as `user`'s current zone as of `at` (their floating alarms follow it),
+    /// unless a later sighting is recorded; answers whether the current zone changed.
+    func moveUser(_ user: String, to zone: String, at: Date, on c: PostgresConnection) async throws -> Bool {
+        try await c.query("""
+            UPDATE users SET current_zone = \(zone), current_zone_at = \(at)
+            WHERE user_id = \(user) AND (current_zone_at IS NULL OR current_zone_at <= \(at)) AND current_zone IS DISTINCT FROM \(zone)
+            RETURNING 1
+            """, logger: logger).first(Int32.self) != nil
+    }
+
+    /// `owner`'s live floating alarms whose zone is not `zone`.
+    func floatingAlarmIDs(ownedBy owner: String, notIn zone: String, on c: PostgresConnection) async throws -> [String] {
+        try await c.query("""
+            SELECT id FROM alarms WHERE owner_id = \(owner) AND deleted_at IS NULL
+                AND (schedule->>'floating')::boolean IS TRUE AND schedule->>'timezone' IS DISTINCT FROM \(zone)
+            ORDER BY id
+            """, logger: logger).all(String.self)
+    }
+
+    /// `user`'s default snooze length (US-7.1), nil when the read model has none.
+    func defaultSnoozeMinutes(of user: String, on c: PostgresConnection) async throws -> Int? {
+        try await c.query("SELECT default_snooze_minutes FROM users WHERE user_id = \(user)", logger: logger)
+            .first(Int32?.self).flatMap { $0 }.map(Int.init)
     }
 
     // MARK: Purging an account
@@ -68,5 +101,6 @@ extension AlarmStore {
         try await c.query("DELETE FROM users WHERE user_id = \(user)", logger: logger)
         try await c.query("DELETE FROM user_tiers WHERE user_id = \(user)", logger: logger)
         try await c.query("DELETE FROM group_members WHERE user_id = \(user)", logger: logger)
+        try await c.query("DELETE FROM photo_uploads WHERE user_id = \(user)", logger: logger)
     }
 }

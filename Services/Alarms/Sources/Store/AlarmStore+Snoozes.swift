@@ -30,11 +30,4 @@ extension AlarmStore {
             SET count = snoozes.count + 1, refire_at = excluded.refire_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by
             """, logger: logger)
     }
-
-    /// Whether `alarmId`'s occurrence at `occurrence` was ever snoozed.
-    func wasSnoozed(alarmId: String, occurrence: Date, on c: PostgresConnection) async throws -> Bool {
-        try await c.query("""
-            SELECT 1 FROM snoozes WHERE alarm_id = \(alarmId) AND occurrence_at = \(occurrence)
-            """, logger: logger).first(Int32.self) != nil
-    }
 }

@@ -13,6 +13,31 @@ extension AlarmStore {
             """, logger: logger)
     }
 
+    /// The highest tier among `users` (Free when none is known).
+    func bestTier(of users: [String]) async throws -> Tier {
+        var best = Tier.free
+        for try await tier in try await database.query("SELECT tier FROM user_tiers WHERE user_id = ANY(\(users)::text[])").decode(String.self) {
+            best = max(best, Tier(rawValue: tier) ?? .free)
+        }
+        return best
+    }
+
+    /// `user`'s tier with what a lapsed subscription took away (``TierStanding``).
+    func tierStanding(of user: String, on c: PostgresConnection) async throws -> TierStanding {
+        let rows = try await c.query("SELECT tier, lapsed_from, lapsed_at FROM user_tiers WHERE user_id = \(user)", logger: logger)
+        for try await (tier, lapsed, at) in rows.decode((String, String?, Date?).self) {
+            return TierStanding(tier: Tier(rawValue: tier) ?? .free, lapsedFrom: lapsed.flatMap(Tier.init(rawValue:)), lapsedAt: at)
+        }
+        return TierStanding(tier: .free)
+    }
+
+    /// Records what a lapsed subscription took from `user` (nil: nothing, or given back).
+    func setLapse(_ standing: TierStanding, of user: String, on c: PostgresConnection) async throws {
+        try await c.query("""
+            UPDATE user_tiers SET lapsed_from = \(standing.lapsedFrom?.rawValue), lapsed_at = \(standing.lapsedAt) WHERE user_id = \(user)
+            """, logger: logger)
+    }
+
     /// `owner`'s live active alarms after the first `limit` of them in order of next fire date
     /// (nulls last), then creation: those beyond the limit.
     func activeAlarmIDs(ownedBy owner: String, beyond limit: Int, on c: PostgresConnection) async throws -> [String] {

@@ -41,12 +41,12 @@ struct AlarmStore: Sendable {
             INSERT INTO alarms (id, owner_id, title, note, photo_url, photo_local_path, category, schedule, schedule_type, sound_id,
                 vibration_enabled, snooze_duration_minutes, pre_alarm_warning_enabled, pre_alarm_warning_hours, pre_alarm_offsets,
                 require_dismiss_action, is_active, is_paused, next_fire_date, shared_with, group_id, assigned_to, create_fingerprint,
-                created_at, updated_at, version)
+                created_at, updated_at, version, max_snooze_count)
             VALUES (\(a.id), \(a.ownerId), \(a.title), \(a.note), \(a.photoURL), \(a.photoLocalPath), \(a.category), \(schedule)::jsonb,
                 \(a.schedule.type), \(a.soundId), \(a.vibrationEnabled), \(Int32(a.snoozeDurationMinutes)), \(a.preAlarmWarningEnabled),
                 \(Int32(a.preAlarmWarningHours)), \(a.preAlarmOffsets), \(a.requireDismissAction), \(a.isActive), \(a.isPaused),
                 \(a.nextFireDate), \(a.sharedWith), \(a.groupId), \(a.assignedTo), \(fingerprint), \(a.createdAt), \(a.updatedAt),
-                \(Int32(a.version)))
+                \(Int32(a.version)), \(Int32(a.maxSnoozeCount)))
             """, logger: logger)
     }
 
@@ -61,7 +61,8 @@ struct AlarmStore: Sendable {
                 pre_alarm_offsets = \(a.preAlarmOffsets), require_dismiss_action = \(a.requireDismissAction), is_active = \(a.isActive),
                 is_paused = \(a.isPaused), next_fire_date = \(a.nextFireDate), last_fired_date = \(a.lastFiredDate),
                 last_completed_date = \(a.lastCompletedDate), shared_with = \(a.sharedWith), group_id = \(a.groupId),
-                assigned_to = \(a.assignedTo), updated_at = \(a.updatedAt), deleted_at = \(a.deletedAt), version = \(Int32(a.version))
+                assigned_to = \(a.assignedTo), max_snooze_count = \(Int32(a.maxSnoozeCount)), snoozed_until = \(a.snoozedUntil),
+                snooze_count = \(Int32(a.snoozeCount)), updated_at = \(a.updatedAt), deleted_at = \(a.deletedAt), version = \(Int32(a.version))
             WHERE id = \(a.id)
             """, logger: logger)
     }

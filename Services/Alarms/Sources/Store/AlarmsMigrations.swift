@@ -263,5 +263,26 @@ enum AlarmsMigrations {
             )
             """,
         ]),
+        // The everyday rules (issue 42): the snooze state every device shows, the snoozes
+        // before each mark and late marks in the history, why a tier dropped (CA013), and the
+        // user's default snooze length for new alarms.
+        Migration(13, "snooze state, late marks, lapsed subscriptions, default snooze", [
+            "ALTER TABLE alarms ADD COLUMN IF NOT EXISTS max_snooze_count integer NOT NULL DEFAULT 3",
+            "ALTER TABLE alarms ADD COLUMN IF NOT EXISTS snoozed_until timestamptz",
+            "ALTER TABLE alarms ADD COLUMN IF NOT EXISTS snooze_count integer NOT NULL DEFAULT 0",
+            "ALTER TABLE completions ADD COLUMN IF NOT EXISTS snooze_count integer NOT NULL DEFAULT 0",
+            "ALTER TABLE completions ADD COLUMN IF NOT EXISTS late_at timestamptz",
+            "ALTER TABLE user_tiers ADD COLUMN IF NOT EXISTS lapsed_from text",
+            "ALTER TABLE user_tiers ADD COLUMN IF NOT EXISTS lapsed_at timestamptz",
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS default_snooze_minutes integer",
+            // The zone floating alarms follow (US-7.3) and when it was seen.
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS current_zone text",
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS current_zone_at timestamptz",
+            // Analytics by consent (US-13.1): the pseudonyms of those who agreed.
+            // Photo uploads of the last minute per user (§13.3: 3 a minute).
+            "CREATE TABLE IF NOT EXISTS photo_uploads (user_id text NOT NULL, at timestamptz NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS photo_uploads_user ON photo_uploads (user_id, at)",
+            "CREATE TABLE IF NOT EXISTS analytics_consent (pseudonym text PRIMARY KEY, since timestamptz NOT NULL DEFAULT now())",
+        ]),
     ]
 }

@@ -88,12 +88,15 @@ struct CompletionBatch: Sendable {
             do {
                 guard let t = targets[i] else { throw AlarmHandlers.notFound(m.request.alarmId) }
                 let a = now[t.alarm.id] ?? t.alarm
-                let (key, next) = try check(m, on: a)
-                if let first = marked[key] {
+                let (key, next, at) = try check(m, on: a)
+                let first = marked[key]
+                if let first, !first.status.unmarked {
                     answers.append(.success(CompletionRecorded(completion: first, alarm: a, created: false)))
                     continue
                 }
-                let (log, n) = apply(m, occurrence: key.occurrence, to: a, next: next, actorName: t.actorName, window: t.missedWindowMinutes)
+                // A first mark, or a late one over the `missed` log the window left (kept in place).
+                let (log, n) = apply(m, occurrence: key.occurrence, at: at, to: a, next: next, actorName: t.actorName,
+                                     window: t.missedWindowMinutes, replacing: first)
                 marked[key] = log
                 logs.append(log)
                 events.append(try changes.markEvent(after: n, marked: log, ownerTier: t.ownerTier, missedWindowMinutes: t.missedWindowMinutes,
@@ -113,24 +116,30 @@ struct CompletionBatch: Sendable {
         return (answers, true)
     }
 
-    /// The occurrence `m` marks on alarm `a` as it stands, checked against its schedule, and
-    /// the alarm's next occurrence after it.
-    private func check(_ m: MarkRequest, on a: Alarm) throws -> (Key, Date??) {
+    /// The occurrence `m` marks on alarm `a` as it stands, checked against its schedule, the
+    /// alarm's next occurrence after it, and the time the mark is recorded at (the device's,
+    /// checked).
+    private func check(_ m: MarkRequest, on a: Alarm) throws -> (Key, Date??, Date) {
         guard a.isVisible(to: m.actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(m.request.alarmId) }
         let (occurrence, next) = try AlarmLifecycle.markedOccurrence(m.request.scheduledDate, on: a, now: m.receivedAt)
-        return (Key(alarmId: a.id, occurrence: occurrence), next)
+        let at = try AlarmLifecycle.markTime(m.request.completedAt, occurrence: occurrence, on: a, receivedAt: m.receivedAt)
+        return (Key(alarmId: a.id, occurrence: occurrence), next, at)
     }
 
-    /// The new log of `m` and the alarm after it.
-    /// `window`: the alarm's group's pending window in minutes, if it sets one.
-    private func apply(_ m: MarkRequest, occurrence: Date, to a: Alarm, next: Date??, actorName: String?, window: Int?) -> (Completion, Alarm) {
-        let at = m.receivedAt
+    /// The new log of `m`, marked at `at`, and the alarm after it. `replacing`: the `missed`
+    /// log of the occurrence a late mark turns into its completion or skip (same id, its
+    /// snoozes kept, `lateAt` set). `window`: the alarm's group's pending window in minutes, if
+    /// it sets one.
+    private func apply(_ m: MarkRequest, occurrence: Date, at: Date, to a: Alarm, next: Date??, actorName: String?, window: Int?,
+                       replacing missed: Completion?) -> (Completion, Alarm) {
         let onTime = AlarmLifecycle.onTime(at, occurrence: occurrence,
                                            window: window.map { TimeInterval($0) * 60 } ?? Double(missedWindow.components.seconds))
+        let snoozes = missed?.snoozeCount ?? (occurrence == a.nextFireDate ? a.snoozeCount : 0)
         let log = Completion(
-            id: UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
-            scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime, createdAt: at
+            id: missed?.id ?? UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
+            scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime,
+            createdAt: missed?.createdAt ?? m.receivedAt, snoozeCount: snoozes, lateAt: missed == nil ? nil : m.receivedAt
         )
-        return (log, AlarmLifecycle.marked(a, status: m.status, at: at, next: next))
+        return (log, AlarmLifecycle.marked(a, status: m.status, at: at, next: next, changedAt: m.receivedAt))
     }
 }

@@ -10,6 +10,10 @@ import PostgresNIO
 struct SnoozeLedgerHandlers: Sendable {
     let store: SnoozeLedgerStore
     let apple: AppleVerifier
+    /// Verifies and consumes Android purchases; nil when Google Play is not configured.
+    let play: PlayClient?
+    /// Where paid snoozes go, shown with the ledger (`CHRONIR_CHARITY_*`).
+    let charity: Charity?
     /// To check that a policy is set by the alarm's owner.
     let alarms: RPCClient
 
@@ -54,11 +58,67 @@ struct SnoozeLedgerHandlers: Sendable {
         if paidNeeded <= 0 { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
         let paid = try await store.paidSnoozes(user: r.userId, alarm: r.alarmId, occurrenceAt: r.occurrenceAt)
         if paid >= paidNeeded { return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: true, costCents: nil, productId: nil) }
-        return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: false, costCents: Self.cost(paid + 1), productId: Self.products(paid + 1).ios)
+        return .init(policy: true, maxSnoozes: Self.policyLimit, allowed: false, costCents: Self.cost(paid + 1), productId: Self.products(paid + 1).ios,
+                     androidProductId: Self.products(paid + 1).android)
     }
 
     func record(_ req: BillingMethods.PaidSnooze.Request, user: String) async throws -> SnoozeLedgerEntry {
-        let t = try await apple.transaction(req.signedTransaction)
+        switch (req.signedTransaction, req.purchaseToken) {
+        case (let jws?, nil): return try await recordApple(req, jws: jws, user: user)
+        case (nil, let token?): return try await recordPlay(req, token: token, user: user)
+        default: throw ServiceError(.validationFailed, "give exactly one of signedTransaction (iOS) and purchaseToken (Android)")
+        }
+    }
+
+    /// An Android paid snooze: the Play purchase of the consumable this snooze costs
+    /// (`chronir_snooze_<n>`) is checked with the Play Developer API, recorded once (by its
+    /// order id) and consumed, so one purchase pays for one snooze.
+    func recordPlay(_ req: BillingMethods.PaidSnooze.Request, token: String, user: String) async throws -> SnoozeLedgerEntry {
+        guard let play else { throw ServiceError(.serviceUnavailable, "Google Play is not configured (CHRONIR_PLAY_CREDENTIALS_FILE)") }
+        guard !token.isEmpty, token.utf8.count <= 4096 else { throw ServiceError(.validationFailed, "purchaseToken must be 1–4096 bytes") }
+        // The purchase this snooze needs: its rank decides the product the token must be of.
+        let paid = try await store.paidSnoozes(user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt)
+        let candidates = [paid + 1, paid].filter { (1...Self.maxPaid).contains($0) }
+        var found: (n: Int, purchase: PlayClient.ProductPurchase)?
+        for n in candidates {
+            // A repeat of a recorded purchase is of the previous rank: looked up second.
+            if let p = try? await play.product(Self.products(n).android, token: token) { found = (n, p); break }
+        }
+        guard let (n, purchase) = found else {
+            let next = min(paid + 1, Self.maxPaid)
+            throw ServiceError(.receiptInvalid, "Google Play knows no purchase of \(Self.products(next).android) with this token")
+        }
+        guard purchase.purchaseState == 0 else {
+            throw ServiceError(.receiptInvalid, purchase.purchaseState == 2 ? "the purchase is still pending" : "the purchase was cancelled")
+        }
+        let product = Self.products(n).android
+        let transactionId = "play:" + (purchase.orderId ?? token)
+        let entry: SnoozeLedgerEntry = try await store.database.transaction { c in
+            if let existing = try await store.entry(transactionId: transactionId, user: user, on: c) { return existing }
+            guard purchase.consumptionState == 0 else { throw ServiceError(.receiptInvalid, "this purchase was already used") }
+            try await store.lockUser(user, on: c)
+            let now = try await store.paidSnoozes(user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt, on: c)
+            guard now + 1 == n else {
+                throw ServiceError(.validationFailed, String(format: "snooze %d costs $%.2f: buy %@, not %@", now + 1,
+                                                             Double(Self.cost(now + 1)) / 100, Self.products(now + 1).android, product))
+            }
+            return try await store.insert(transactionId: transactionId, user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt,
+                                          sequence: n, amountCents: Self.cost(n), productId: product,
+                                          purchasedAt: purchase.purchaseTime ?? Date(), on: c)
+        }
+        // Consumed after it is recorded (a failure here leaves it recorded and unconsumed: the
+        // same request again consumes it).
+        if purchase.consumptionState == 0 {
+            do { try await play.consume(product, token: token) } catch {
+                store.database.logger.warning("a paid snooze was recorded but not consumed at Google Play; a repeat consumes it",
+                                              metadata: ["error": "\(error)", "transaction": "\(transactionId)"])
+            }
+        }
+        return entry
+    }
+
+    func recordApple(_ req: BillingMethods.PaidSnooze.Request, jws: String, user: String) async throws -> SnoozeLedgerEntry {
+        let t = try await apple.transaction(jws)
         return try await store.database.transaction { c in
             if let existing = try await store.entry(transactionId: t.transactionId, user: user, on: c) {
                 return existing
@@ -82,8 +142,25 @@ struct SnoozeLedgerHandlers: Sendable {
     func ledger(_ user: String, now: Date = Date()) async throws -> SnoozeLedger {
         let all = try await store.entries(of: user)
         let (current, longest) = Self.streaks(all.map(\.purchasedAt), now: now)
-        return SnoozeLedger(entries: Array(all.prefix(100)), totalCents: all.reduce(0) { $0 + $1.amountCents }, totalSnoozes: all.count,
-                            currentStreakDays: current, longestStreakDays: longest)
+        var ledger = SnoozeLedger(entries: Array(all.prefix(100)), totalCents: all.reduce(0) { $0 + $1.amountCents }, totalSnoozes: all.count,
+                                  currentStreakDays: current, longestStreakDays: longest)
+        let (week, month) = Self.periods(now)
+        let thisWeek = all.filter { $0.purchasedAt >= week }, thisMonth = all.filter { $0.purchasedAt >= month }
+        ledger.currentWeekCents = thisWeek.reduce(0) { $0 + $1.amountCents }
+        ledger.currentWeekSnoozes = thisWeek.count
+        ledger.currentMonthCents = thisMonth.reduce(0) { $0 + $1.amountCents }
+        ledger.currentMonthSnoozes = thisMonth.count
+        ledger.charity = charity
+        return ledger
+    }
+
+    /// The starts of `now`'s ISO week (Monday 00:00) and calendar month, in UTC.
+    static func periods(_ now: Date) -> (week: Date, month: Date) {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let week = calendar.dateInterval(of: .weekOfYear, for: now)?.start ?? now
+        let month = calendar.dateInterval(of: .month, for: now)?.start ?? now
+        return (week, month)
     }
 
     /// Whole days since the last paid snooze, and the longest such gap (UTC days).

@@ -87,6 +87,10 @@ enum AlarmRoutes {
             let ref = AlarmsMethods.SnoozeOptions.Request(alarmId: try context.parameters.require("id"))
             return try await g.forward(AlarmsMethods.SnoozeOptions.self, g.clients.alarms, payload: JSONCoding.encode(ref), caller: caller)
         }
+        router.get("/v1/sounds") { request, _ in
+            let caller = try await g.caller(request)
+            return try await g.forward(AlarmsMethods.Sounds.self, g.clients.alarms, payload: Data("{}".utf8), caller: caller)
+        }
         router.get("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             return try await g.forward(AlarmsMethods.Completions.self, g.clients.alarms,

@@ -1,0 +1,44 @@
+import Contracts
+import Foundation
+import Wire
+
+/// A user's tier and, when it dropped because a subscription lapsed (its grace period over),
+/// what it was: a refusal then says so (`CA013 SUBSCRIPTION_EXPIRED`) rather than offering an
+/// upgrade (`CA002 TIER_REQUIRED`), as `chronir-api.md`'s error table distinguishes them.
+struct TierStanding: Sendable, Equatable {
+    var tier: Tier
+    /// The tier the user had before their subscription expired, while they are below it.
+    var lapsedFrom: Tier?
+    var lapsedAt: Date?
+
+    init(tier: Tier, lapsedFrom: Tier? = nil, lapsedAt: Date? = nil) {
+        self.tier = tier
+        self.lapsedFrom = lapsedFrom.flatMap { $0 > tier ? $0 : nil }
+        self.lapsedAt = lapsedAt
+    }
+
+    /// Refuses unless the tier is at least `needed`: `CA013` when a lapsed subscription of
+    /// that tier is why, else `CA002`. `message`: the refusal ("notes need Plus").
+    func require(_ needed: Tier, _ message: String) throws {
+        guard tier < needed else { return }
+        var details: [String: JSONValue] = ["requiredTier": .string(needed.rawValue), "tier": .string(tier.rawValue)]
+        if let lapsedFrom, lapsedFrom >= needed {
+            let when = lapsedAt.map { " on \(ISOTime.format($0).prefix(10))" } ?? ""
+            details["expiredTier"] = .string(lapsedFrom.rawValue)
+            throw ServiceError(.subscriptionExpired,
+                               "\(message): your \(lapsedFrom.rawValue.capitalized) subscription expired\(when); renew it to use this again",
+                               details: .object(details))
+        }
+        throw ServiceError(.tierRequired, message, details: .object(details))
+    }
+
+    /// The standing after billing resolves `new` tier from `previous` for `reason`: an expiry
+    /// (or a refund's revocation) that lowers the tier remembers the tier lost; going up forgets it.
+    static func after(_ old: TierStanding, new: Tier, previous: Tier, reason: String, at now: Date) -> TierStanding {
+        if new < previous, reason == "expired" || reason == "revoked" {
+            return TierStanding(tier: new, lapsedFrom: max(previous, old.lapsedFrom ?? previous), lapsedAt: now)
+        }
+        if new >= (old.lapsedFrom ?? .free) { return TierStanding(tier: new) }
+        return TierStanding(tier: new, lapsedFrom: old.lapsedFrom, lapsedAt: old.lapsedAt)
+    }
+}
