@@ -37,6 +37,17 @@ struct AnalyticsTests {
         }) { s in
             let a = try await s.signup("Analyst")
             let b = try await s.signup("Bystander")
+            // Both agree to analytics (US-13.1: nothing is derived without it), and the alarms
+            // service knows before they act.
+            for u in [a, b] {
+                #expect(try await s.request(.PATCH, "/v1/me", token: u.token, json: ["analyticsConsent": true]).status == 200)
+            }
+            #expect(await eventually {
+                let n = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
+                    try await $0.query("SELECT count(*)::int FROM analytics_consent").first(Int.self)
+                }
+                return n == 2
+            })
             // An upgrade through the store (billing's entitlement event), then Premium by the operator.
             let txn = TestTransaction(original: "4000001", productId: "com.chronir.plus.monthly", expires: Date().addingTimeInterval(3600))
             #expect(try await s.request(.POST, "/v1/subscriptions/apple", token: a.token,

@@ -125,7 +125,7 @@ struct PhotoTests {
     @Test("photos on the embedded storage: tier, type from the bytes, 5 MiB, owner and members read, strangers 404, ETag, replacement and every deletion")
     func embedded() async throws {
         try await withTestSuite(label: "photos", start: { s in
-            try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms"])
+            try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms", "CHRONIR_PHOTO_UPLOADS_PER_MINUTE": "100"])
             try s.startInvitations()
         }) { s in
             try await exercise(s) {
@@ -148,7 +148,7 @@ struct PhotoTests {
             (try? await http.execute(HTTPClientRequest(url: endpoint + "/"), timeout: .seconds(2)))?.status.code == 200
         }, "moto did not start")
         try await withTestSuite(label: "photos_s3", start: { s in
-            try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms", "CHRONIR_S3_ENDPOINT": endpoint, "CHRONIR_S3_BUCKET": "chronir-test",
+            try s.startCore(alarmsExtra: ["CHRONIR_PHOTO_SWEEP": "200ms", "CHRONIR_PHOTO_UPLOADS_PER_MINUTE": "100", "CHRONIR_S3_ENDPOINT": endpoint, "CHRONIR_S3_BUCKET": "chronir-test",
                                           "CHRONIR_S3_ACCESS_KEY_ID": "testing", "CHRONIR_S3_SECRET_ACCESS_KEY": "testing-secret"])
             try s.startInvitations()
         }) { s in

@@ -17,7 +17,8 @@ struct BillingTests {
         let root = dir.appendingPathComponent("root.pem").path
         try signer.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
         var env = ["CHRONIR_APPLE_ROOT_CA_FILE": root, "CHRONIR_APPLE_GRACE": "3s", "CHRONIR_GOOGLE_GRACE": "3s",
-                   "CHRONIR_ENTITLEMENT_SWEEP": "300ms", "CHRONIR_PLAY_PUSH_TOKEN": "push-secret"]
+                   "CHRONIR_ENTITLEMENT_SWEEP": "300ms", "CHRONIR_PLAY_PUSH_TOKEN": "push-secret",
+                   "CHRONIR_CHARITY_NAME": "Chronir Test Fund", "CHRONIR_CHARITY_URL": "https://charity.example.org"]
         if let push {
             env["CHRONIR_PLAY_CREDENTIALS_FILE"] = push.fcmCredentialsFile
             env["CHRONIR_PLAY_API_URL"] = push.baseURL
@@ -157,6 +158,11 @@ struct BillingTests {
                 (try? await s.request(.POST, "/v1/invitations", token: u.token, json: ["type": "alarm", "referenceId": ids[0]]))?.code == "CA002"
             })
             _ = friend
+            // What the lapsed tier gave is refused as such (CA013), not as an offer to upgrade.
+            let lapsed = try await s.request(.POST, "/v1/alarms", token: u.token, json: [
+                "title": "Tea", "schedule": scheduleJSON(), "soundId": "birdsong", "isActive": false])
+            #expect(lapsed.status == 403 && lapsed.code == "CA013", "\(lapsed.text)")
+            #expect(lapsed.json["message"]?.stringValue?.contains("Premium subscription expired") == true, "\(lapsed.text)")
 
             // Renewing restores access; the deactivated alarm can be turned on again.
             let renewed = TestTransaction(original: "3000001", productId: "com.chronir.premium.monthly", expires: Date().addingTimeInterval(3600),
@@ -169,6 +175,8 @@ struct BillingTests {
             #expect(await eventually {
                 (try? await s.request(.PATCH, "/v1/alarms/\(offId)", token: u.token, json: ["isActive": true]))?.status == 200
             })
+            #expect(try await s.request(.PATCH, "/v1/alarms/\(offId)", token: u.token, json: ["soundId": "birdsong"]).status == 200,
+                    "the renewed tier chooses any sound again")
         }
     }
 
@@ -238,6 +246,49 @@ struct BillingTests {
             #expect(ledger.json["totalSnoozes"]?.intValue == 5)
             #expect(ledger.json["totalCents"]?.intValue == 99 + 199 + 299 + 399 + 499)
             #expect(ledger.json["currentStreakDays"]?.intValue == 0)
+        }
+    }
+
+    @Test("paid snoozes on Android: a Play purchase of the snooze's consumable, verified with the Play API, recorded once and consumed; weekly and monthly totals and the charity")
+    func playSnoozes() async throws {
+        let signer = try StoreSigner()
+        let push = try FakePushServer()
+        try await push.start()
+        defer { push.stop() }
+        push.setPlayProduct("chronir_snooze_1", token: "p-1", .init(orderId: "GPA.1111"))
+        push.setPlayProduct("chronir_snooze_2", token: "p-2", .init(orderId: "GPA.2222"))
+        push.setPlayProduct("chronir_snooze_2", token: "p-used", .init(consumptionState: 1, orderId: "GPA.3333"))
+        push.setPlayProduct("chronir_snooze_2", token: "p-pending", .init(purchaseState: 2, orderId: "GPA.4444"))
+        try await withSuite(signer, push: push) { s in
+            let u = try await s.signup("Android Sleeper")
+            let occurrence = "2026-11-23T07:00:00Z"
+            func pay(_ token: String) async throws -> HTTPResult {
+                try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token, json: ["alarmId": "a1", "occurrenceAt": occurrence, "purchaseToken": token])
+            }
+            let first = try await pay("p-1")
+            #expect(first.status == 201, "\(first.text)")
+            #expect(first.json["productId"]?.stringValue == "chronir_snooze_1" && first.json["amountCents"]?.intValue == 99, "\(first.text)")
+            #expect(push.requests("play-consume").map(\.status) == [204], "the purchase was consumed once")
+            let again = try await pay("p-1")
+            #expect(again.json["sequence"]?.intValue == 1 && again.json["transactionId"] == first.json["transactionId"], "a repeat counts once: \(again.text)")
+            #expect(push.requests("play-consume").count == 1, "a recorded, consumed purchase is not consumed again")
+            // Refusals: a token Google does not know, a purchase used elsewhere or still pending, both proofs at once.
+            #expect(try await pay("nope").code == "CA027")
+            let used = try await pay("p-used")
+            #expect(used.status == 400 && used.json["message"]?.stringValue?.contains("already used") == true, "\(used.text)")
+            let pending = try await pay("p-pending")
+            #expect(pending.status == 400 && pending.json["message"]?.stringValue?.contains("pending") == true, "\(pending.text)")
+            let both = try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token,
+                                           json: ["alarmId": "a1", "occurrenceAt": occurrence, "purchaseToken": "p-2", "signedTransaction": "x"])
+            #expect(both.status == 400, "\(both.text)")
+            let second = try await pay("p-2")
+            #expect(second.json["sequence"]?.intValue == 2 && second.json["amountCents"]?.intValue == 199, "\(second.text)")
+            let ledger = try await s.request(.GET, "/v1/me/snooze-ledger", token: u.token)
+            #expect(ledger.json["totalSnoozes"]?.intValue == 2)
+            #expect(ledger.json["currentWeekSnoozes"]?.intValue == 2 && ledger.json["currentWeekCents"]?.intValue == 298, "\(ledger.text)")
+            #expect(ledger.json["currentMonthSnoozes"]?.intValue == 2 && ledger.json["currentMonthCents"]?.intValue == 298, "\(ledger.text)")
+            #expect(ledger.json["charity"]?["name"]?.stringValue == "Chronir Test Fund", "\(ledger.text)")
+            #expect(ledger.json["charity"]?["websiteURL"]?.stringValue == "https://charity.example.org")
         }
     }
 

@@ -75,8 +75,11 @@ struct SchedulerFlowTests {
             let day = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 1440])
             #expect(day.status == 403, "\(day.text)")
             #expect(day.code == "CA002")
+            // A custom length is Plus too; one beyond a week is no length at all.
             let odd = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 7])
-            #expect(odd.status == 400, "\(odd.text)")
+            #expect(odd.status == 403 && odd.code == "CA002", "\(odd.text)")
+            let long = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10_081])
+            #expect(long.status == 400, "\(long.text)")
             for n in 1...3 {
                 let r = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: u.token, json: ["minutes": 10])
                 #expect(r.status == 200, "\(r.text)")
@@ -122,6 +125,16 @@ struct SchedulerFlowTests {
             #expect(item?["scheduledDate"]?.stringValue.flatMap(ISOTime.parse) == dueDate)
             let after = try await s.request(.GET, "/v1/alarms/\(other)", token: u.token)
             #expect(after.json["nextFireDate"]?.stringValue.flatMap(ISOTime.parse) == dueDate.addingTimeInterval(86_400))
+            // A phone that was offline marks it now, with the time it was done: the missed log
+            // becomes the late completion (one record), on time by the device's clock.
+            let doneAt = dueDate.addingTimeInterval(5)
+            let late = try await s.request(.POST, "/v1/alarms/\(other)/completions", token: u.token, json: [
+                "status": "completed", "scheduledDate": ISOTime.format(dueDate), "completedAt": ISOTime.format(doneAt)])
+            #expect(late.status == 201, "\(late.text)")
+            #expect(late.json["completion"]?["id"] == item?["id"] && late.json["completion"]?["onTime"] == .bool(true), "\(late.text)")
+            let relogged = try await s.request(.GET, "/v1/alarms/\(other)/completions", token: u.token)
+            #expect(relogged.json["completions"]?.arrayValue?.map { $0["status"]?.stringValue } == ["completed"], "\(relogged.text)")
+            #expect(relogged.json["streak"]?.intValue == 1)
 
             // Exactly one fire record for the occurrence.
             let fires = try await withDatabase(url: s.databaseURL, schema: "scheduler") {

@@ -44,6 +44,21 @@ final class FakePushServer: Sendable {
         let data = try JSONSerialization.data(withJSONObject: purchase)
         playPurchases.withLock { $0[token] = data }
     }
+
+    /// One-time product purchases (`ProductPurchase`) by "productId/token": what
+    /// `purchases.products.get` answers and `:consume` changes.
+    struct PlayProduct: Sendable {
+        var purchaseState = 0
+        var consumptionState = 0
+        var orderId: String
+        var purchaseTime = Date()
+    }
+    let playProducts = Mutex<[String: PlayProduct]>([:])
+
+    /// A purchase of `productId` under `token`, not yet consumed.
+    func setPlayProduct(_ productId: String, token: String, _ product: PlayProduct) {
+        playProducts.withLock { $0["\(productId)/\(token)"] = product }
+    }
     private let apnsKey: ES256PublicKey
     private let googleKey: JWTKit.Insecure.RSA.PublicKey
     private let task = Mutex<Task<Void, any Error>?>(nil)
@@ -92,6 +107,12 @@ final class FakePushServer: Sendable {
         router.post("/hook/:name") { request, context in try await self.webhook(request, context) }
         router.get("/androidpublisher/v3/applications/:package/purchases/subscriptionsv2/tokens/:token") { request, context in
             try await self.play(request, context)
+        }
+        router.get("/androidpublisher/v3/applications/:package/purchases/products/:product/tokens/:token") { request, context in
+            try await self.playProduct(request, context, consume: false)
+        }
+        router.post("/androidpublisher/v3/applications/:package/purchases/products/:product/tokens/:token") { request, context in
+            try await self.playProduct(request, context, consume: true)
         }
         let app = Application(router: router, server: try .http2Upgrade(tlsConfiguration: tls),
                               configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -224,6 +245,40 @@ final class FakePushServer: Sendable {
         }
         record("play", request, body: Data(), status: 200)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: purchase)))
+    }
+
+    /// `purchases.products.get`, or `…/tokens/{token}:consume` (`consume`): a consumed purchase
+    /// cannot be consumed again (400, as Google answers).
+    private func playProduct(_ request: Request, _ context: BasicRequestContext, consume: Bool) async throws -> Response {
+        let product = try context.parameters.require("product")
+        var token = try context.parameters.require("token")
+        guard !consume || token.hasSuffix(":consume") else { return json(404, ["error": ["code": 404, "status": "NOT_FOUND"]]) }
+        if consume { token = String(token.dropLast(":consume".count)) }
+        let bearer = request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) }
+        guard let bearer, issuedTokens.withLock({ $0.contains(bearer) }) else {
+            record("play-product", request, body: Data(), status: 401)
+            return json(401, ["error": ["code": 401, "status": "UNAUTHENTICATED"]])
+        }
+        let key = "\(product)/\(token)"
+        let status: Int = playProducts.withLock { all in
+            guard var p = all[key] else { return 404 }
+            guard consume else { return 200 }
+            guard p.consumptionState == 0 else { return 400 }
+            p.consumptionState = 1
+            all[key] = p
+            return 204
+        }
+        record(consume ? "play-consume" : "play-product", request, body: Data(), status: status)
+        switch status {
+        case 200:
+            let p = playProducts.withLock { $0[key]! }
+            return json(200, ["kind": "androidpublisher#productPurchase", "purchaseState": p.purchaseState, "consumptionState": p.consumptionState,
+                              "orderId": p.orderId, "purchaseTimeMillis": String(Int64(p.purchaseTime.timeIntervalSince1970 * 1000)),
+                              "acknowledgementState": 1, "purchaseType": 0])
+        case 204: return Response(status: .noContent)
+        case 400: return json(400, ["error": ["code": 400, "status": "FAILED_PRECONDITION", "message": "The purchase is already consumed."]])
+        default: return json(404, ["error": ["code": 404, "status": "NOT_FOUND", "message": "The purchase token was not found."]])
+        }
     }
 
     private func webhook(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

@@ -16,6 +16,9 @@ public struct AlarmsConfig: ServiceConfig {
     /// How often the photo sweep removes unclaimed and replaced photo bytes from the storage
     /// (`CHRONIR_PHOTO_SWEEP`, default 5 s).
     public var photoSweep: Duration
+    /// Photo uploads one user may make per minute (`CHRONIR_PHOTO_UPLOADS_PER_MINUTE`, default 3
+    /// as `chronir-api.md` §13.3 sets, 1…1000).
+    public var photoUploadsPerMinute: Int
     /// Product analytics on the service's consumers (`CHRONIR_ANALYTICS`, default true; off
     /// leaves the analytics handlers out of the consumers).
     public var analytics: Bool
@@ -44,6 +47,7 @@ public struct AlarmsConfig: ServiceConfig {
         }
         photoUploadGrace = try e.duration("CHRONIR_PHOTO_UPLOAD_GRACE", .seconds(3600))
         photoSweep = try e.duration("CHRONIR_PHOTO_SWEEP", .seconds(5))
+        photoUploadsPerMinute = try e.int("CHRONIR_PHOTO_UPLOADS_PER_MINUTE", 3, in: 1...1000)
         analytics = try e.bool("CHRONIR_ANALYTICS", true)
         analyticsKey = try e.secret("CHRONIR_ANALYTICS_KEY")
         if let key = analyticsKey, AnalyticsStore.parseKey(key) == nil {

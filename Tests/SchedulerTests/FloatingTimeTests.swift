@@ -1,0 +1,79 @@
+import Contracts
+import Foundation
+import Messaging
+import SchedulerService
+import Support
+@testable import SuiteSupport
+import Testing
+
+/// Floating time (US-7.3) through the running suite: a floating alarm keeps its wall-clock time
+/// in the owner's current zone, re-planned by the scheduler when a device reports another.
+@Suite("Floating time")
+struct FloatingTimeTests {
+    @Test("travel from Manila to New York: the floating alarm fires at its time in New York, once; a fixed one keeps Manila's")
+    func manilaToNewYork() async throws {
+        try await withTestSuite(label: "floating", start: { s in
+            try s.startCore()
+            try s.start("scheduler", migrations: SchedulerService.migrations,
+                        extra: ["CHRONIR_SCHEDULER_PUSH_TO": "alarms", "CHRONIR_SCHEDULER_PARTITIONS": "16"], build: SchedulerService.build)
+        }) { s in
+            let u = try await s.signup("Traveller", timezone: "Asia/Manila")
+            // The next whole minute, as a New York wall-clock time ("07:00" in the story).
+            var due = (Date().timeIntervalSince1970 / 60).rounded(.up) * 60
+            if due - Date().timeIntervalSince1970 < 20 { due += 60 }
+            let dueDate = Date(timeIntervalSince1970: due)
+            var newYork = Calendar(identifier: .gregorian)
+            newYork.timeZone = TimeZone(identifier: "America/New_York")!
+            let parts = newYork.dateComponents([.hour, .minute], from: dueDate)
+            let hm = String(format: "%02d:%02d", parts.hour!, parts.minute!)
+            var floating = scheduleJSON("custom", day: 1, time: hm, zone: "Asia/Manila")
+            floating["floating"] = true
+            let created = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Morning pills", "schedule": floating])
+            let id = try #require(created.json["id"]?.stringValue, "\(created.text)")
+            let manilaFire = try #require(created.json["nextFireDate"]?.stringValue.flatMap(ISOTime.parse))
+            #expect(manilaFire != dueDate && created.json["schedule"]?["floating"] == .bool(true), "\(created.text)")
+            let fixed = try await s.request(.POST, "/v1/alarms", token: u.token, json: [
+                "title": "Call home", "schedule": scheduleJSON("custom", day: 1, time: hm, zone: "Asia/Manila")])
+            let fixedId = try #require(fixed.json["id"]?.stringValue, "\(fixed.text)")
+            try await s.awaitFireTimer(id)
+
+            // Landed: the phone reports New York.
+            let device = try await s.request(.PUT, "/v1/me/devices/phone", token: u.token, json: [
+                "platform": "android", "pushToken": "fcm-token-1", "timezone": "America/New_York"])
+            #expect(device.status == 200 || device.status == 201, "\(device.text)")
+            let moved = await eventually(timeout: .seconds(10)) {
+                let a = try? await s.request(.GET, "/v1/alarms/\(id)", token: u.token)
+                return a?.json["nextFireDate"]?.stringValue.flatMap(ISOTime.parse) == dueDate
+            }
+            #expect(moved, "the floating alarm was not re-planned to New York time")
+            let after = try await s.request(.GET, "/v1/alarms/\(id)", token: u.token)
+            #expect(after.json["schedule"]?["timezone"]?.stringValue == "America/New_York" && after.json["schedule"]?["timeOfDay"]?.stringValue == hm)
+            let kept = try await s.request(.GET, "/v1/alarms/\(fixedId)", token: u.token)
+            #expect(kept.json["schedule"]?["timezone"]?.stringValue == "Asia/Manila" && kept.json["nextFireDate"] == fixed.json["nextFireDate"],
+                    "a fixed alarm moved: \(kept.text)")
+
+            // It fires at New York's time, and only there.
+            var lastFired: Date?
+            let fired = await eventually(timeout: .seconds(90), every: .milliseconds(200)) {
+                let a = try? await s.request(.GET, "/v1/alarms/\(id)", token: u.token)
+                lastFired = a?.json["lastFiredDate"]?.stringValue.flatMap(ISOTime.parse)
+                return lastFired != nil
+            }
+            #expect(fired && lastFired == dueDate, "fired at \(String(describing: lastFired)), due \(dueDate)")
+            await s.settle()
+            let fires = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+                try await $0.query("SELECT occurrence_at FROM fires WHERE alarm_id = \(id) AND kind = 'fire'").all(Date.self)
+            }
+            #expect(fires == [dueDate], "fires: \(fires)")
+            let manilaTimers = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+                try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(manilaFire)").first(Int.self) ?? -1
+            }
+            #expect(manilaTimers == 0, "the Manila occurrence is still planned")
+
+            // The home zone is the user's to set, and checked.
+            #expect(try await s.request(.PATCH, "/v1/me", token: u.token, json: ["homeTimezone": "Mars/Olympus"]).status == 400)
+            let home = try await s.request(.PATCH, "/v1/me", token: u.token, json: ["homeTimezone": "Asia/Manila"])
+            #expect(home.json["homeTimezone"]?.stringValue == "Asia/Manila", "\(home.text)")
+        }
+    }
+}
