@@ -160,6 +160,7 @@ struct AlarmsAPITests {
     func completions() async throws {
         try await withSuite { s in
             let u = try await s.signup("Doer")
+            try await s.setTier(u, "plus")   // the whole history (Free sees the last completion: EverydayRulesTests)
             let created = try await create(s, u, schedule: scheduleJSON("weekly", day: 1))
             let id = try #require(created.json["id"]?.stringValue)
             let due = try #require(created.json["nextFireDate"]?.stringValue)

@@ -260,7 +260,7 @@ struct BillingTests {
         push.setPlayProduct("chronir_snooze_2", token: "p-used", .init(consumptionState: 1, orderId: "GPA.3333"))
         push.setPlayProduct("chronir_snooze_2", token: "p-pending", .init(purchaseState: 2, orderId: "GPA.4444"))
         try await withSuite(signer, push: push) { s in
-            let u = try await s.signup("Android Sleeper")
+            let u = try await s.signup("DroidSleeper")
             let occurrence = "2026-11-23T07:00:00Z"
             func pay(_ token: String) async throws -> HTTPResult {
                 try await s.request(.POST, "/v1/me/snooze-ledger", token: u.token, json: ["alarmId": "a1", "occurrenceAt": occurrence, "purchaseToken": token])

@@ -116,10 +116,74 @@ def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
     expect(firing).to_have_count(0)
     page.goto(f"{BASE}/app/#/alarms/{alarm_id}")
     row = page.locator("table[aria-label='Completion history'] tbody tr").first
-    expect(row).to_contain_text("completed")
+    expect(row).to_contain_text("Completed")
     expect(page.get_by_text("Streak: 1")).to_be_visible()
     expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
     shot(page, "history", full=True)
+
+
+def test_a_free_snooze_shows_snoozed_until_and_the_tier_limits(new_page):
+    """US-1.4 and the Free limits on screen: the firing screen offers 10 min and 1 hour and shows
+    the Plus lengths locked; after a snooze the list and the alarm say "Snoozed until …"; the
+    sound picker locks the Plus tones; the history shows the last completion only."""
+    page = new_page()
+    sign_up(page, "Dozy")
+    now = dt.datetime.now(dt.timezone.utc)
+    due = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
+    if (due - now).total_seconds() < 25:
+        due += dt.timedelta(minutes=1)
+    page.get_by_role("button", name="New alarm").click()
+    page.get_by_role("button", name="More options…").click()
+    form = page.get_by_role("dialog", name="New alarm — every option")
+    form.get_by_label("Title").fill("Water the orchid")
+    form.get_by_label("Repeats").select_option("once")
+    form.get_by_label("Time", exact=True).fill(due.strftime("%H:%M"))
+    form.get_by_label("Starts (or the day, for once)").fill(due.strftime("%Y-%m-%d"))
+    form.get_by_label("Time zone", exact=True).select_option("UTC")
+    # Free: two sounds to choose from, the rest shown locked; 10 minutes for a tap.
+    sound = form.get_by_label("Sound")
+    expect(sound.locator("option")).to_have_count(8)
+    expect(sound.locator("option:disabled")).to_have_count(6)
+    expect(sound.locator("option", has_text="Birdsong (Plus)")).to_be_disabled()
+    form.get_by_label("Snooze for (1 day, 1 week and custom with Plus)").select_option("10")
+    form.get_by_role("button", name="Create").click()
+    card = page.locator("[data-alarm]").filter(has_text="Water the orchid")
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    firing = page.locator(".firing")
+    expect(firing).to_be_visible(timeout=(due - dt.datetime.now(dt.timezone.utc)).total_seconds() * 1000 + 30_000)
+    expect(firing.get_by_role("button", name="Snooze 10 min")).to_be_enabled()
+    expect(firing.get_by_role("button", name="Snooze 1 hour")).to_be_enabled()
+    expect(firing.locator("[data-locked='1440']")).to_have_text("1 day · Plus")
+    expect(firing.locator("[data-locked='1440']")).to_be_disabled()
+    expect(firing.get_by_label("Custom snooze in minutes")).to_have_count(0)
+    shot(page, "firing-free")
+    firing.get_by_role("button", name="Snooze 10 min").click()
+    expect(firing).to_have_count(0)
+    until = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=10)
+    badge = page.locator("[data-alarm]").filter(has_text="Water the orchid").locator(".badge-snoozed")
+    expect(badge).to_contain_text("Snoozed until")
+    expect(badge).to_contain_text("(1/3)")
+    snoozed = dt.datetime.fromisoformat(badge.get_attribute("data-snoozed").replace("Z", "+00:00"))
+    assert abs((snoozed - until).total_seconds()) < 15, (snoozed, until)
+    expect(badge).to_contain_text(snoozed.strftime("%I:%M"))   # en-US, 2-digit hour, the page's zone (UTC)
+    shot(page, "snoozed-list")
+    page.set_viewport_size({"width": 1280, "height": 860})
+    shot(page, "snoozed-list-desktop")
+    page.set_viewport_size({"width": 412, "height": 860})
+    page.goto(f"{BASE}/app/#/alarms/{alarm_id}")
+    expect(page.locator("p.snoozed")).to_contain_text("Snoozed until")
+    # Done: the snooze is gone from the alarm, the history says it was snoozed first; Free sees
+    # the last completion with the rest locked.
+    page.get_by_role("button", name="Mark done").click()
+    row = page.locator("table[aria-label='Completion history'] tbody tr").first
+    expect(row).to_contain_text("Snoozed 1× then completed")
+    expect(page.locator("[data-locked='history']")).to_contain_text("Last completed")
+    expect(page.locator("[data-locked='history']").get_by_role("link", name="see the full history with Plus")).to_be_visible()
+    page.reload()
+    expect(page.locator("p.snoozed")).to_have_count(0)
+    expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
+    shot(page, "history-free", full=True)
 
 
 def test_group_members_see_each_others_completions(new_page):
@@ -349,7 +413,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
     # Settings: the name and the time zone are saved on the profile.
     page.goto(f"{BASE}/app/#/settings")
     page.get_by_label("Name", exact=True).fill("Keeper Two")
-    page.get_by_label("Time zone").select_option("Asia/Manila")
+    page.get_by_label("Time zone", exact=True).select_option("Asia/Manila")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".toast").filter(has_text="Saved")).to_be_visible()
     me = page.evaluate("(t) => fetch('/v1/me', {headers: {Authorization: `Bearer ${t}`}}).then(r => r.json())", token)

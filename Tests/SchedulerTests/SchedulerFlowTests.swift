@@ -113,7 +113,9 @@ struct SchedulerFlowTests {
             }
             #expect(settled, "the re-fires of a completed occurrence are still pending")
 
-            // Nobody marks the other one: after the window it is logged as missed and the alarm moves on.
+            // Nobody marks the other one: after the window it is logged as missed and the alarm
+            // moves on. (The whole history is Plus: a Free user sees the last completion only.)
+            try await s.setTier(u, "plus")
             let logged = await eventually(timeout: .seconds(40), every: .milliseconds(200)) {
                 let h = try? await s.request(.GET, "/v1/alarms/\(other)/completions", token: u.token)
                 return h?.json["completions"]?.arrayValue?.count == 1

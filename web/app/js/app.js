@@ -98,7 +98,10 @@ function signedOut() {
 
 window.addEventListener("chronir:signed-out", signedOut);
 window.addEventListener("hashchange", route);
-window.addEventListener("online", () => { document.getElementById("offline").hidden = true; store.sync().catch(() => {}); });
+window.addEventListener("online", () => {
+  document.getElementById("offline").hidden = true;
+  store.flushMarks().catch(() => {}).then(() => store.sync().catch(() => {}));
+});
 window.addEventListener("offline", () => { document.getElementById("offline").hidden = false; });
 store.listeners.add(() => { document.getElementById("offline").hidden = !store.offline; });
 if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
@@ -115,6 +118,7 @@ async function boot() {
     try { if (!await refresh()) { session.clear(); store.clear(); } } catch { /* offline */ }
   }
   store.flushDeletes({ all: true });
+  store.flushMarks().catch(() => {});
   if (isCallback()) {
     try {
       await finishProviderSignIn();

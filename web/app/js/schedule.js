@@ -21,7 +21,7 @@ export function midnightIn(day, tz) {
 }
 export const isoDay = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
 
-const base = (type, time = "09:00") => ({ type, timeOfDay: time, timezone: zone(), startDate: localMidnight() });
+const base = (type, time = "09:00") => ({ type, timeOfDay: time, timezone: zone(), startDate: localMidnight(), floating: true });
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
@@ -43,6 +43,8 @@ export function fromForm(v) {
   const tz = v.timezone || zone();
   const s = { type: v.type, timeOfDay: v.time || "09:00", timezone: tz, startDate: midnightIn(v.startDate || isoDay(new Date()), tz) };
   if (v.interval && Number(v.interval) > 1 && ["weekly", "monthly", "annual"].includes(v.type)) s.interval = Number(v.interval);
+  // US-7.3: floating follows the owner's current zone (the default); fixed keeps this one.
+  s.floating = v.floating !== "fixed";
   switch (v.type) {
     case "weekly": s.daysOfWeek = v.days?.length ? v.days.map(Number) : [1]; break;
     case "monthly":

@@ -2,8 +2,10 @@
 // and brought up to date through the delta feed (GET /v1/alarms?since=cursor).
 import { api, session } from "./api.js";
 
-const ALARMS = "chronir.alarms", CURSOR = "chronir.feedCursor", ME = "chronir.me", PENDING = "chronir.pendingDeletes";
+const ALARMS = "chronir.alarms", CURSOR = "chronir.feedCursor", ME = "chronir.me", PENDING = "chronir.pendingDeletes",
+  MARKS = "chronir.pendingMarks";
 const pending = () => JSON.parse(localStorage.getItem(PENDING) || "{}");
+const marks = () => JSON.parse(localStorage.getItem(MARKS) || "[]");
 
 export const store = {
   me: JSON.parse(localStorage.getItem(ME) || "null"),
@@ -18,7 +20,7 @@ export const store = {
     localStorage.setItem(CURSOR, this.cursor);
     if (this.me) localStorage.setItem(ME, JSON.stringify(this.me));
   },
-  clear() { for (const k of [ALARMS, CURSOR, ME, PENDING]) localStorage.removeItem(k); this.alarms.clear(); this.cursor = "0"; this.me = null; },
+  clear() { for (const k of [ALARMS, CURSOR, ME, PENDING, MARKS]) localStorage.removeItem(k); this.alarms.clear(); this.cursor = "0"; this.me = null; },
 
   async loadMe() { this.me = await api("GET", "/v1/me"); this.save(); return this.me; },
 
@@ -69,6 +71,44 @@ export const store = {
         if (stale) this.sync().catch(() => {});   // changed elsewhere meanwhile: show it again
       } catch { /* offline: kept for the next start */ }
     }
+  },
+
+  /** Marks an occurrence done (or skipped) with the time it was done on this device. Offline,
+   *  the mark waits in localStorage and goes out when the network is back (``flushMarks``), with
+   *  that time: the server records it on time, or turns a `missed` log into the late completion.
+   *  Answers the server's reply, or null when the mark was queued. */
+  async mark(alarm, { status = "completed", scheduledDate = alarm.nextFireDate, note } = {}) {
+    const body = { status, completedAt: new Date().toISOString() };
+    if (scheduledDate) body.scheduledDate = scheduledDate;
+    if (note) body.note = note;
+    try {
+      const r = await api("POST", `/v1/alarms/${encodeURIComponent(alarm.id)}/completions`, body);
+      if (r.alarm) this.put(r.alarm);
+      return r;
+    } catch (e) {
+      if (e.status) throw e;   // refused: the caller shows why
+      localStorage.setItem(MARKS, JSON.stringify([...marks(), { alarmId: alarm.id, ...body }]));
+      this.offline = true;
+      this.changed();
+      return null;
+    }
+  },
+  /** Marks waiting for the network. */
+  pendingMarks() { return marks(); },
+  /** Sends the queued marks in order; each leaves the queue once the server answered (a refusal
+   *  too: it will not change by retrying). */
+  async flushMarks() {
+    for (const m of marks()) {
+      const { alarmId, ...body } = m;
+      try {
+        const r = await api("POST", `/v1/alarms/${encodeURIComponent(alarmId)}/completions`, body);
+        if (r.alarm) this.put(r.alarm);
+      } catch (e) {
+        if (!e.status) return;   // still offline
+      }
+      localStorage.setItem(MARKS, JSON.stringify(marks().filter((x) => x.alarmId !== alarmId || x.completedAt !== m.completedAt)));
+    }
+    this.changed();
   },
 
   put(alarm) { if (alarm.deletedAt) this.alarms.delete(alarm.id); else this.alarms.set(alarm.id, alarm); this.save(); this.changed(); },

@@ -38,12 +38,26 @@ export async function settingsView() {
   const err = h("p", { class: "error", role: "alert" });
   const name = h("input", { name: "displayName", value: me.displayName, maxlength: 80, required: true });
   const tz = h("select", { name: "timezone" }, ...[...new Set([me.settings?.timezone, ...zones()].filter(Boolean))].map((z) => h("option", { value: z, selected: z === me.settings?.timezone }, z)));
+  const home = h("select", { name: "homeTimezone" }, h("option", { value: "", selected: !me.homeTimezone }, "Same as my time zone"),
+    ...[...new Set([me.homeTimezone, ...zones()].filter(Boolean))].map((z) => h("option", { value: z, selected: z === me.homeTimezone }, z)));
+  const free = me.tier === "free";
+  const snoozeLengths = [...new Set([...(free ? [10, 60] : [10, 60, 1440, 10080]), me.settings?.defaultSnoozeMinutes ?? 60])].sort((x, y) => x - y);
+  const snoozeLabel = (m) => (m === 60 ? "1 hour" : m === 1440 ? "1 day" : m === 10080 ? "1 week" : m % 60 ? `${m} min` : `${m / 60} hours`);
+  const snooze = h("select", { name: "defaultSnoozeMinutes" }, ...snoozeLengths.map((m) => h("option", { value: m, selected: m === me.settings?.defaultSnoozeMinutes }, snoozeLabel(m))));
+  const consent = h("input", { type: "checkbox", name: "analyticsConsent", checked: !!me.analyticsConsent, style: "display:inline;width:auto;min-height:auto" });
   const act = async (fn) => { err.textContent = ""; try { await fn(); } catch (e) { err.textContent = errorText(e); } };
   return h("section", { class: "stack" },
     h("h1", {}, "Settings"),
     h("p", {}, `${me.email || "anonymous account"} · `, h("strong", {}, me.tier), " · ", h("a", { href: "#/upgrade" }, "Plans")),
-    h("form", { class: "stack card", onsubmit: (e) => { e.preventDefault(); act(async () => { store.me = await api("PATCH", "/v1/me", { displayName: name.value, settings: { timezone: tz.value } }); store.save(); toast("Saved"); }); } },
-      field("Name", name), field("Time zone", tz), h("button", { class: "btn btn-primary", type: "submit" }, "Save")),
+    h("form", { class: "stack card", onsubmit: (e) => { e.preventDefault(); act(async () => {
+      store.me = await api("PATCH", "/v1/me", { displayName: name.value, homeTimezone: home.value || null, analyticsConsent: consent.checked,
+        settings: { timezone: tz.value, defaultSnoozeMinutes: Number(snooze.value) } });
+      store.save(); toast("Saved");
+    }); } },
+      field("Name", name), field("Time zone", tz), field("Home time zone", home),
+      field(free ? "Snooze new alarms for (1 day and 1 week with Plus)" : "Snooze new alarms for", snooze),
+      h("label", {}, consent, " Share anonymous usage statistics (no titles, notes or names)"),
+      h("button", { class: "btn btn-primary", type: "submit" }, "Save")),
     err,
     h("div", { class: "row" },
       h("button", { class: "btn", onclick: () => act(async () => {

@@ -9,9 +9,25 @@ import { h, toast, sheet, field, errorText } from "../ui.js";
 const tierOf = () => store.me?.tier || "free";
 const paid = () => tierOf() !== "free";
 
+/** "Snoozed until 09:10 (2/3)" while the pending occurrence is snoozed (US-1.4), else null. */
+export function snoozedText(a, now = Date.now()) {
+  if (!a.snoozedUntil || new Date(a.snoozedUntil).getTime() <= now) return null;
+  const at = new Date(a.snoozedUntil);
+  const sameDay = at.toDateString() === new Date(now).toDateString();
+  const when = sameDay ? at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : formatDate(a.snoozedUntil);
+  return `Snoozed until ${when} (${a.snoozeCount}/${a.maxSnoozeCount ?? 3})`;
+}
+
+/** The sound catalogue for this user's tier (GET /v1/sounds), fetched once. */
+let soundsOnce = null;
+const sounds = () => (soundsOnce ??= api("GET", "/v1/sounds").then((r) => r.sounds).catch(() => { soundsOnce = null; return []; }));
+
 function badges(a) {
+  const snoozed = snoozedText(a);
   return h("div", { class: "badges" },
     h("span", { class: `badge badge-${a.schedule.type}` }, a.schedule.type),
+    snoozed ? h("span", { class: "badge badge-snoozed", "data-snoozed": a.snoozedUntil }, snoozed) : null,
+    a.schedule.floating ? h("span", { class: "badge", title: "Follows your time zone" }, "Floating") : null,
     a.isPaused ? h("span", { class: "badge" }, "Paused") : null,
     a.isShared || a.sharedWith?.length ? h("span", { class: "badge" }, "Shared") : null,
     a.groupId ? h("span", { class: "badge" }, "Group") : null,
@@ -99,6 +115,7 @@ export function openCreate() {
 
 function scheduleFields(s = {}) {
   const v = (x, d) => (x ?? d);
+  const floats = s.type ? s.floating === true : true;   // US-7.3: new alarms float
   const type = h("select", { name: "type" }, ...["weekly", "monthly", "annual", "custom", "once"].map((t) => h("option", { value: t, selected: s.type === t }, t)));
   const days = h("fieldset", { "data-for": "weekly" }, h("legend", {}, "Days"),
     ...["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"].map((d, i) => h("label", { style: "display:inline-block;margin-right:8px" },
@@ -118,13 +135,25 @@ function scheduleFields(s = {}) {
     wrap("weekly monthly annual", field("Every (1 = each time)", h("input", { type: "number", name: "interval", min: 1, max: 1000, value: v(s.interval, 1) }))),
     field("Time", h("input", { type: "time", name: "time", required: true, value: v(s.timeOfDay, "09:00") })),
     field("Starts (or the day, for once)", h("input", { type: "date", name: "startDate", value: isoDay(s.startDate ? new Date(s.startDate) : new Date()) })),
-    field("Time zone", h("select", { name: "timezone" }, ...zones().map((z) => h("option", { value: z, selected: z === (s.timezone || zone()) }, z)))));
+    field("Time zone", h("select", { name: "timezone" }, ...zones().map((z) => h("option", { value: z, selected: z === (s.timezone || zone()) }, z)))),
+    field("When you travel", h("select", { name: "floating" },
+      h("option", { value: "floating", selected: floats }, "Ring at this time wherever I am"),
+      h("option", { value: "fixed", selected: !floats }, "Ring at this time in the zone above"))));
   const show = () => {
     for (const el of fields.querySelectorAll("[data-for]")) el.hidden = !el.dataset.for.split(" ").includes(type.value);
     if (type.value === "monthly") for (const n of ["relativeWeek", "relativeDay"]) fields.querySelector(`[name=${n}]`).closest("label").hidden = monthly.value !== "relative";
   };
   type.addEventListener("change", show); monthly.addEventListener("change", show); show();
   return fields;
+}
+
+/** The sound and snooze fields of a form, as the API takes them. */
+function common(v) {
+  const o = {};
+  if (v.soundId) o.soundId = v.soundId;
+  if (v.snoozeDurationMinutes) o.snoozeDurationMinutes = Number(v.snoozeDurationMinutes);
+  if (v.maxSnoozeCount) o.maxSnoozeCount = Number(v.maxSnoozeCount);
+  return o;
 }
 
 function formValues(form) {
@@ -135,8 +164,33 @@ function formValues(form) {
   return o;
 }
 
+/** The sound picker: every tone of the catalogue, those the tier lacks shown and locked. */
+function soundField(current = "default") {
+  const select = h("select", { name: "soundId" }, h("option", { value: current, selected: true }, current));
+  sounds().then((list) => {
+    if (!list.length) return;
+    select.replaceChildren(...list.map((s) => h("option", { value: s.id, selected: s.id === current, disabled: !s.available && s.id !== current },
+      s.available ? s.name : `${s.name} (${s.tier[0].toUpperCase()}${s.tier.slice(1)})`)));
+  });
+  return field("Sound", select);
+}
+
+/** Snoozes: the length a tap takes and how many an occurrence allows. */
+function snoozeFields(a = {}) {
+  const free = !paid();
+  const lengths = free ? [10, 60] : [10, 60, 1440, 10080];
+  const current = a.snoozeDurationMinutes ?? store.me?.settings?.defaultSnoozeMinutes ?? 60;
+  const opts = [...new Set([...lengths, current])].sort((x, y) => x - y);
+  const label = (m) => (m === 60 ? "1 hour" : m === 1440 ? "1 day" : m === 10080 ? "1 week" : m % 60 ? `${m} min` : `${m / 60} hours`);
+  return h("div", { class: "row" },
+    field(free ? "Snooze for (1 day, 1 week and custom with Plus)" : "Snooze for",
+      h("select", { name: "snoozeDurationMinutes" }, ...opts.map((m) => h("option", { value: m, selected: m === current }, label(m))))),
+    field("Snoozes per occurrence", h("input", { type: "number", name: "maxSnoozeCount", min: 1, max: 10, value: a.maxSnoozeCount ?? 3 })));
+}
+
 function extraFields(a = {}) {
   return h("div", { class: "stack" },
+    soundField(a.soundId), snoozeFields(a),
     h("fieldset", {}, h("legend", {}, paid() ? "Warnings before it rings" : "Warnings before it rings (Plus)"),
       ...["7d", "3d", "1d", "1h"].map((o) => h("label", { style: "display:inline-block;margin-right:12px" },
         h("input", { type: "checkbox", name: "offsets", value: o, disabled: !paid(), checked: (a.preAlarmOffsets || []).includes(o), style: "display:inline;width:auto;min-height:auto" }), " ", o))),
@@ -148,7 +202,7 @@ export function openDetailed() {
   const form = h("form", { class: "stack", onsubmit: async (e) => {
     e.preventDefault();
     const v = formValues(form);
-    const body = { title: v.title, schedule: fromForm(v) };
+    const body = { title: v.title, schedule: fromForm(v), ...common(v) };
     if (paid()) { body.preAlarmOffsets = v.offsets; if (v.note) body.note = v.note; }
     await create(body, close, err, form.querySelector("button[type=submit]"));
   } }, field("Title", h("input", { name: "title", required: true, maxlength: 100 })), scheduleFields(), extraFields(), err,
@@ -176,14 +230,24 @@ export async function detailView(id) {
   const fresh = () => { const s = store.alarms.get(a.id); return s && s.version > a.version ? (a = s) : a; };
   const patch = (body) => act(async () => { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); location.reload(); });
 
+  const statusText = (c) => {
+    const name = { completed: "Completed", skipped: "Skipped", missed: "Missed", snoozed_expired: "Missed after snoozing" }[c.status] || c.status;
+    const snoozed = c.snoozeCount && c.status !== "snoozed_expired" ? `Snoozed ${c.snoozeCount}× then ${name.toLowerCase()}` : name;
+    return snoozed + (c.status === "completed" && !c.onTime ? " (late)" : "") + (c.lateAt ? " · sent later" : "");
+  };
   async function loadHistory() {
     const page = await api("GET", `/v1/alarms/${a.id}/completions?limit=100`);
+    const queued = store.pendingMarks().filter((m) => m.alarmId === a.id);
     history.replaceChildren(
       h("p", {}, h("strong", {}, `Streak: ${page.streak}`), ` on-time completion${page.streak === 1 ? "" : "s"} in a row`),
+      queued.length ? h("p", { class: "muted", "data-queued": queued.length }, `${queued.length} mark${queued.length === 1 ? "" : "s"} waiting for the network`) : null,
+      page.historyLocked ? h("p", { class: "card", "data-locked": "history" },
+        page.completions[0] ? `Last completed: ${formatDate(page.completions[0].completedAt)}. ` : "Not completed yet. ",
+        page.hiddenCount ? `${page.hiddenCount} more kept — ` : "", h("a", { href: "#/upgrade" }, "see the full history with Plus")) : null,
       page.completions.length ? h("table", { "aria-label": "Completion history" },
         h("thead", {}, h("tr", {}, h("th", {}, "Occurrence"), h("th", {}, "Status"), h("th", {}, "By"), h("th", {}, "When"))),
         h("tbody", {}, ...page.completions.map((c) => h("tr", { "data-status": c.status },
-          h("td", {}, formatDate(c.scheduledDate)), h("td", {}, c.status + (c.onTime ? "" : " (late)")), h("td", {}, c.userDisplayName || "—"), h("td", {}, formatDate(c.completedAt))))))
+          h("td", {}, formatDate(c.scheduledDate)), h("td", {}, statusText(c)), h("td", {}, c.userDisplayName || "—"), h("td", {}, formatDate(c.completedAt))))))
         : h("p", { class: "muted" }, "Nothing yet."),
       h("button", { class: "btn", onclick: () => act(async () => {
         const r = await api("GET", `/v1/alarms/${a.id}/completions.csv`, undefined, { raw: true });
@@ -207,7 +271,7 @@ export async function detailView(id) {
     const form = h("form", { class: "stack", onsubmit: async (ev) => {
       ev.preventDefault();
       const v = formValues(form);
-      const body = { title: v.title, schedule: fromForm(v) };
+      const body = { title: v.title, schedule: fromForm(v), ...common(v) };
       if (paid()) { body.preAlarmOffsets = v.offsets; body.note = v.note || null; }
       try { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); close(); location.reload(); }
       catch (x) { e2.textContent = errorText(x); }
@@ -248,13 +312,13 @@ export async function detailView(id) {
     h("p", {}, describe(a.schedule)),
     h("p", {}, "Next: ", a.isPaused ? h("strong", {}, "paused") : !a.nextFireDate ? h("strong", {}, "no further occurrence")
       : [h("strong", { class: "next-date" }, formatDate(a.nextFireDate)), " · ", h("span", { class: "countdown" }, countdown(a.nextFireDate))]),
+    snoozedText(a) ? h("p", { class: "snoozed", role: "status" }, snoozedText(a)) : null,
     a.note ? h("p", { class: "muted" }, a.note) : null,
     photoBox, err,
     h("div", { class: "row" },
       h("button", { class: "btn btn-primary", onclick: () => act(async () => {
-        const c = await api("POST", `/v1/alarms/${a.id}/completions`, { status: "completed" });
-        toast(`Done — ${formatDate(c.completion?.scheduledDate)}`);
-        if (c.alarm) store.put(c.alarm);
+        const c = await store.mark(fresh());
+        toast(c ? `Done — ${formatDate(c.completion?.scheduledDate)}` : "Marked done — it is sent when you are back online");
         loadHistory();
       }) }, "Mark done"),
       mine ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,

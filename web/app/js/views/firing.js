@@ -32,14 +32,13 @@ function ring(alarm, notification) {
   const done = async () => {
     slider.disabled = true;
     try {
-      const body = { status: "completed" };
-      if (occurrenceAt) body.scheduledDate = occurrenceAt;
-      await api("POST", `/v1/alarms/${alarm.id}/completions`, body);
-      api("POST", "/v1/analytics/events", { events: [{ name: "alarm_dismissed", properties: {
+      // Offline, the mark waits with the time it was made (store.mark) and is sent later.
+      const sent = await store.mark(alarm, { scheduledDate: occurrenceAt || alarm.nextFireDate });
+      if (sent) api("POST", "/v1/analytics/events", { events: [{ name: "alarm_dismissed", properties: {
         timeToDismissSeconds: Math.round((Date.now() - firedAt) / 1000), intervalType: alarm.schedule.type,
         snoozeCount: Number(notification.data?.snoozeCount || 0) } }] }).catch(() => {});
       close();
-      toast(`✓ ${alarm.title} — done`);
+      toast(sent ? `✓ ${alarm.title} — done` : `✓ ${alarm.title} — done; sent when you are back online`);
       store.sync().catch(() => {});
       if (location.hash === `#/alarms/${alarm.id}`) location.reload();
     } catch (e) { err.textContent = errorText(e); slider.disabled = false; slider.value = 0; }
@@ -48,13 +47,14 @@ function ring(alarm, notification) {
   slider.addEventListener("change", () => { if (Number(slider.value) < 95) slider.value = 0; });
   slider.addEventListener("keydown", (e) => { if (e.key === "Enter") done(); });
 
-  const label = (m) => (m < 60 ? `${m} min` : m < 1440 ? "1 hour" : m < 10080 ? "1 day" : "1 week");
+  const label = (m) => (m === 60 ? "1 hour" : m === 1440 ? "1 day" : m === 10080 ? "1 week" : m % 60 ? `${m} min` : `${m / 60} hours`);
   const price = (cents) => `$${(cents / 100).toFixed(2)}`;
   const snooze = async (m) => {
     try {
-      const r = await api("POST", `/v1/alarms/${alarm.id}/snooze`, { minutes: m });
+      const r = await api("POST", `/v1/alarms/${alarm.id}/snooze`, m ? { minutes: m } : {});
+      if (r.alarm) store.put(r.alarm);
       close();
-      toast(`Snoozed until ${new Date(r.refireAt).toLocaleTimeString()}`);
+      toast(`Snoozed until ${new Date(r.refireAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (${r.snoozeCount}/${r.alarm?.maxSnoozeCount ?? 3})`);
     } catch (e) {
       if (e.code === "CA029") err.textContent = `This snooze costs ${price(e.details?.costCents)} (${e.details?.productId}); buy it in the app to go on.`;
       else err.textContent = errorText(e);
@@ -62,14 +62,29 @@ function ring(alarm, notification) {
   };
   // The snooze buttons: the tier's lengths at once, then what the server says the next snooze
   // is (a paid one carries its price; none left disables them).
+  // The tier's limits are on the buttons before a tap: Plus lengths show locked on Free.
   const snoozes = h("div", { class: "snoozes", role: "group", "aria-label": "Snooze" });
   const paintSnoozes = (o) => {
-    snoozes.replaceChildren(...o.minutes.map((m) => h("button", { class: "btn", disabled: !o.available, "data-minutes": m, onclick: () => snooze(m) },
-      `Snooze ${label(m)}` + (o.available && o.costCents ? ` · ${price(o.costCents)}` : ""))));
+    const cost = o.available && o.costCents ? ` · ${price(o.costCents)}` : "";
+    const locked = o.customAllowed ? [] : [1440, 10080].filter((m) => !o.minutes.includes(m));
+    const lengths = [o.defaultMinutes, ...o.minutes.filter((m) => m !== o.defaultMinutes)];
+    snoozes.replaceChildren(
+      ...lengths.map((m, i) => h("button", { class: i === 0 ? "btn btn-primary" : "btn", disabled: !o.available, "data-minutes": m,
+        onclick: () => snooze(i === 0 ? null : m) }, `Snooze ${label(m)}${cost}`)),
+      ...locked.map((m) => h("button", { class: "btn", disabled: true, "data-locked": m, title: "Plus" }, `${label(m)} · Plus`)));
+    if (o.customAllowed && o.available) {
+      const minutes = h("input", { type: "number", min: 1, max: 10080, value: 30, "aria-label": "Custom snooze in minutes", style: "width:6em" });
+      snoozes.append(h("form", { class: "row", onsubmit: (e) => { e.preventDefault(); snooze(Number(minutes.value)); } },
+        minutes, h("button", { class: "btn", type: "submit" }, "min")));
+    }
+    if (o.snoozeCount) snoozes.append(h("p", { class: "muted", "data-snooze-count": o.snoozeCount }, `Snoozed ${o.snoozeCount}/${o.maxSnoozes} times`));
     if (!o.available) snoozes.append(h("p", { class: "muted" }, "No snoozes left for this one."));
     else if (o.costCents) snoozes.append(h("p", { class: "muted" }, `Snooze ${o.snoozeCount + 1} is paid: ${price(o.costCents)} (${o.productId}).`));
   };
-  paintSnoozes({ minutes: store.me?.tier && store.me.tier !== "free" ? [10, 60, 1440, 10080] : [10, 60], available: true });
+  const plus = store.me?.tier && store.me.tier !== "free";
+  const mine = alarm.snoozeDurationMinutes ?? 10;
+  paintSnoozes({ minutes: plus ? [10, 60, 1440, 10080] : [10, 60], available: true, customAllowed: plus,
+    defaultMinutes: plus || mine === 10 || mine === 60 ? mine : mine < 35 ? 10 : 60, snoozeCount: alarm.snoozeCount || 0, maxSnoozes: alarm.maxSnoozeCount ?? 3 });
   api("GET", `/v1/alarms/${alarm.id}/snooze`).then((o) => { if (current?.alarmId === alarm.id) paintSnoozes(o); }).catch(() => {});
   // Sound needs a touch of the page first; until then a button offers it.
   const soundButton = audible() ? null : h("button", { class: "btn", onclick: async () => { if (await unlock()) soundButton.remove(); } }, "🔔 Turn on sound");
