@@ -238,7 +238,7 @@ export async function detailView(id) {
   async function loadHistory() {
     const page = await api("GET", `/v1/alarms/${a.id}/completions?limit=100`);
     const queued = store.pendingMarks().filter((m) => m.alarmId === a.id);
-    history.replaceChildren(
+    history.replaceChildren(...[
       h("p", {}, h("strong", {}, `Streak: ${page.streak}`), ` on-time completion${page.streak === 1 ? "" : "s"} in a row`),
       queued.length ? h("p", { class: "muted", "data-queued": queued.length }, `${queued.length} mark${queued.length === 1 ? "" : "s"} waiting for the network`) : null,
       page.historyLocked ? h("p", { class: "card", "data-locked": "history" },
@@ -253,7 +253,7 @@ export async function detailView(id) {
         const r = await api("GET", `/v1/alarms/${a.id}/completions.csv`, undefined, { raw: true });
         const link = h("a", { href: URL.createObjectURL(await r.blob()), download: `${a.title}.csv` });
         link.click();
-      }) }, "Export CSV"));
+      }) }, "Export CSV")].filter(Boolean));
   }
   loadHistory().catch((e) => { history.textContent = errorText(e); });
 
