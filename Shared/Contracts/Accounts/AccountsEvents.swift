@@ -28,7 +28,7 @@ public enum AccountsEvents {
         public var defaultSnoozeMinutes: Int?
         /// Whether the user agreed to product analytics (absent before 0.3: read as not).
         public var analyticsConsent: Bool?
-        /// The zone fixed-time alarms keep (nil: `timezone`).
+        /// The user's home zone (nil: `timezone`); fixed alarms in the previous one follow it.
         public var homeTimezone: String?
         public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier, emailVerified: Bool? = nil,
                     defaultSnoozeMinutes: Int? = nil, analyticsConsent: Bool? = nil, homeTimezone: String? = nil) {

@@ -20,8 +20,9 @@ public struct User: Codable, Sendable, Equatable {
     /// Whether the user agreed to product analytics (US-13.1): without it no analytics event
     /// is derived from what they do. Off until they agree.
     public var analyticsConsent: Bool
-    /// The zone fixed-time alarms keep when the user travels (US-7.3 "set home timezone
-    /// explicitly"); nil: the profile's `settings.timezone`.
+    /// The user's home zone (US-7.3 "set home timezone explicitly"); nil: the profile's
+    /// `settings.timezone`. Setting or changing it moves the fixed alarms kept in the previous
+    /// home zone to it, at the same local times ("always fires at home time").
     public var homeTimezone: String?
 
     public init(uid: String, email: String, displayName: String, photoURL: String? = nil, tier: Tier = .free,

@@ -102,7 +102,8 @@ public struct CompletionCreate: Codable, Sendable {
     public var note: String?
     /// When the user marked it on their device (an offline mark sent later); default: when
     /// the server receives it. At most 5 minutes ahead of the server's clock, not before the
-    /// occurrence's window opened (the occurrence before it, or the alarm's creation).
+    /// occurrence's window opened (the occurrence before it, or 400 days before it). A time more
+    /// than 72 hours before the request is kept but does not count as on time.
     public var completedAt: Date?
 
     public init(alarmId: String, status: String, scheduledDate: Date? = nil, note: String? = nil, completedAt: Date? = nil) {

@@ -42,11 +42,13 @@ struct SnoozeHandlers: Sendable {
     /// without taking it: the lengths of the caller's tier, the default one, the count so far,
     /// the limit and, under an accountability policy, the price of the next one when it is paid.
     func options(_ req: AlarmsMethods.SnoozeOptions.Request, actor: String) async throws -> AlarmsMethods.SnoozeOptions.Response {
-        let (alarm, tier): (Alarm, Tier) = try await store.database.transaction { c in
+        let (alarm, tier, count): (Alarm, Tier, Int) = try await store.database.transaction { c in
             guard let a = try await store.load(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
-            return (a, try await store.tier(of: actor, on: c))
+            // Counted as `snooze` counts them (the table, which also holds snoozes from before 0.3).
+            let count = try await a.nextFireDate.asyncMap { try await store.snoozeCount(alarmId: a.id, occurrence: $0, on: c) } ?? 0
+            return (a, try await store.tier(of: actor, on: c), count)
         }
         let minutes = tier < .plus ? SnoozeRules.freeMinutes : SnoozeRules.plusMinutes
         var answer = AlarmsMethods.SnoozeOptions.Response(occurrenceAt: nil, snoozeCount: 0, maxSnoozes: alarm.maxSnoozeCount, minutes: minutes,
@@ -54,7 +56,6 @@ struct SnoozeHandlers: Sendable {
         answer.defaultMinutes = SnoozeRules.defaultLength(alarm.snoozeDurationMinutes, tier: tier)
         answer.customAllowed = tier >= .plus
         guard alarm.isActive, !alarm.isPaused, let occurrence = alarm.nextFireDate else { return answer }
-        let count = alarm.snoozeCount
         let allowance = await allowance(alarm: alarm.id, occurrence: occurrence, user: actor, number: count + 1)
         let limit = Self.limit(alarm, allowance)
         // As `snooze` judges: the occurrence is due, a snooze is left, and a refusal names its price.

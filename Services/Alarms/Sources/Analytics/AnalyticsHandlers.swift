@@ -146,7 +146,8 @@ struct AnalyticsHandlers: Sendable {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.deviceUpserted, AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked, AccountsEvents.groupUpserted, AccountsEvents.groupDeleted)
         h.on(AccountsEvents.userUpserted) { u, ctx, c in
-            try await store.setConsent(u.uid, u.analyticsConsent == true, on: c)
+            // Absent (a peer from before 0.3): the consent recorded stays as it is.
+            if let consent = u.analyticsConsent { try await store.setConsent(u.uid, consent, on: c) }
             try await store.upsertUser(u.uid, tier: u.tier, at: ctx.envelope.occurredAt, on: c)
         }
         h.on(AccountsEvents.userDeleted) { u, _, c in

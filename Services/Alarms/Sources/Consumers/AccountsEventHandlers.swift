@@ -14,10 +14,16 @@ struct AccountsEventHandlers: Sendable {
         var h = EventHandlers(AccountsEvents.self)
         h.ignore(AccountsEvents.deviceRemoved, AccountsEvents.sessionRevoked)  // groups: GroupEventHandlers
         h.on(AccountsEvents.userUpserted) { user, ctx, c in
-            let before = try await store.profileZone(of: user.uid, on: c)
+            let before = try await store.zones(of: user.uid, on: c)
             try await store.upsertUser(user, on: c)
             // A changed profile zone is where the user is now (US-7.3), as is a device's below.
-            if before != user.timezone { try await moved(user.uid, to: user.timezone, at: ctx.envelope.occurredAt, on: c) }
+            if before?.profile != user.timezone { try await moved(user.uid, to: user.timezone, at: ctx.envelope.occurredAt, on: c) }
+            // A home zone set (or changed) explicitly takes the fixed alarms kept at home time
+            // along ("always fires at home time"); the home is the profile's zone until then.
+            if let before, before.home != user.homeTimezone {
+                let oldHome = before.home ?? before.profile, newHome = user.homeTimezone ?? user.timezone
+                if oldHome != newHome { try await movedHome(user.uid, from: oldHome, to: newHome, on: c) }
+            }
         }
         h.on(AccountsEvents.deviceUpserted) { e, _, c in
             guard let zone = e.device.timezone else { return }
@@ -38,6 +44,16 @@ struct AccountsEventHandlers: Sendable {
         let now = Date()
         for id in try await store.floatingAlarmIDs(ownedBy: user, notIn: zone, on: c) {
             try await changes.revise(id, actor: nil, at: now, on: c) { $0 = try FloatingTime.moved($0, to: zone, now: now) }
+        }
+    }
+
+    /// `user`'s home zone moved from `old` to `new`: their fixed alarms in `old` move to `new`,
+    /// keeping their local times.
+    func movedHome(_ user: String, from old: String, to new: String, on c: PostgresConnection) async throws {
+        guard TimeZone(identifier: new) != nil else { return }
+        let now = Date()
+        for id in try await store.fixedAlarmIDs(ownedBy: user, in: old, on: c) {
+            try await changes.revise(id, actor: nil, at: now, on: c) { $0 = try FloatingTime.moved($0, to: new, now: now) }
         }
     }
 

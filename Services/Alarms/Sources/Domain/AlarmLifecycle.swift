@@ -17,12 +17,15 @@ enum AlarmLifecycle {
     /// against its schedule (`CA016` otherwise), and the alarm's next occurrence when marking it
     /// moves the alarm on (the pending occurrence or a later one); `.none` when it only logs
     /// (an earlier occurrence). `now`: when the mark came.
-    static func markedOccurrence(_ requested: Date?, on alarm: Alarm, now: Date) throws -> (occurrence: Date, next: Date??) {
+    /// `logged`: whether `requested` already has a log — an occurrence the schedule had then
+    /// (before a floating alarm moved zone, or its schedule was edited) is still that occurrence.
+    static func markedOccurrence(_ requested: Date?, on alarm: Alarm, now: Date, logged: (Date) -> Bool = { _ in false })
+        throws -> (occurrence: Date, next: Date??) {
         let compiled = try AlarmRules.compile(alarm.schedule)
         guard let occurrence = requested ?? alarm.nextFireDate else {
             throw ServiceError(.validationFailed, "alarm \(alarm.id) has no pending occurrence; give scheduledDate")
         }
-        guard compiled.isOccurrence(occurrence) else {
+        guard logged(occurrence) || compiled.isOccurrence(occurrence) else {
             throw ServiceError(.validationFailed, "scheduledDate \(ISOTime.format(occurrence)) is not an occurrence of this alarm's schedule")
         }
         if let pending = alarm.nextFireDate, occurrence > pending {
@@ -84,10 +87,16 @@ enum AlarmLifecycle {
         return completedAt
     }
 
-    /// Whether a mark at `at` of `occurrence` is on time: within `window` of it.
-    static func onTime(_ at: Date, occurrence: Date, window: TimeInterval) -> Bool {
-        at.timeIntervalSince(occurrence) <= window
+    /// Whether a mark at `at` of `occurrence` is on time: within `window` of it — and, for a
+    /// time the device gives, sent within ``offlineHorizon`` of it (`receivedAt`): a stated time
+    /// is taken as the time of the mark, but an old one cannot rewrite a miss as on time.
+    static func onTime(_ at: Date, occurrence: Date, window: TimeInterval, receivedAt: Date? = nil) -> Bool {
+        if let receivedAt, receivedAt.timeIntervalSince(at) > offlineHorizon { return false }
+        return at.timeIntervalSince(occurrence) <= window
     }
+
+    /// How long a device may have been offline for a mark it sends late to count on time.
+    static let offlineHorizon: TimeInterval = 72 * 3600
 
     /// Moved past `occurrence` (it was marked, or its window passed) at `now`: when that was the
     /// pending occurrence, the next one after both (an alarm with none left is switched off);

@@ -32,10 +32,11 @@ struct TierStanding: Sendable, Equatable {
         throw ServiceError(.tierRequired, message, details: .object(details))
     }
 
-    /// The standing after billing resolves `new` tier from `previous` for `reason`: an expiry
-    /// (or a refund's revocation) that lowers the tier remembers the tier lost; going up forgets it.
+    /// The standing after billing resolves `new` tier from `previous` for `reason`: an expiry, a
+    /// refund's revocation or a renewal whose payment keeps failing (Google's "on hold") that
+    /// lowers the tier remembers the tier lost; going up forgets it.
     static func after(_ old: TierStanding, new: Tier, previous: Tier, reason: String, at now: Date) -> TierStanding {
-        if new < previous, reason == "expired" || reason == "revoked" {
+        if new < previous, ["expired", "revoked", "billing_retry"].contains(reason) {
             return TierStanding(tier: new, lapsedFrom: max(previous, old.lapsedFrom ?? previous), lapsedAt: now)
         }
         if new >= (old.lapsedFrom ?? .free) { return TierStanding(tier: new) }

@@ -10,16 +10,30 @@ extension AlarmStore {
     func upsertUser(_ user: AccountsEvents.UserUpserted, on c: PostgresConnection) async throws {
         let snooze = user.defaultSnoozeMinutes.map(Int32.init)
         try await c.query("""
-            INSERT INTO users (user_id, display_name, email, timezone, default_snooze_minutes)
-            VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone), \(snooze))
+            INSERT INTO users (user_id, display_name, email, timezone, default_snooze_minutes, home_zone)
+            VALUES (\(user.uid), \(user.displayName), \(user.email), \(user.timezone), \(snooze), \(user.homeTimezone))
             ON CONFLICT (user_id) DO UPDATE SET display_name = excluded.display_name, email = excluded.email, timezone = excluded.timezone,
-                default_snooze_minutes = coalesce(excluded.default_snooze_minutes, users.default_snooze_minutes)
+                default_snooze_minutes = coalesce(excluded.default_snooze_minutes, users.default_snooze_minutes),
+                home_zone = excluded.home_zone
             """, logger: logger)
     }
 
-    /// `user`'s profile time zone as the read model holds it (nil: not seen yet).
-    func profileZone(of user: String, on c: PostgresConnection) async throws -> String? {
-        try await c.query("SELECT timezone FROM users WHERE user_id = \(user)", logger: logger).first(String.self)
+    /// `user`'s profile and home zones as the read model holds them (nil: not seen yet).
+    func zones(of user: String, on c: PostgresConnection) async throws -> (profile: String, home: String?)? {
+        for try await (profile, home) in try await c.query("SELECT timezone, home_zone FROM users WHERE user_id = \(user)",
+                                                           logger: logger).decode((String, String?).self) {
+            return (profile, home)
+        }
+        return nil
+    }
+
+    /// `owner`'s live fixed alarms in `zone`.
+    func fixedAlarmIDs(ownedBy owner: String, in zone: String, on c: PostgresConnection) async throws -> [String] {
+        try await c.query("""
+            SELECT id FROM alarms WHERE owner_id = \(owner) AND deleted_at IS NULL
+                AND (schedule->>'floating')::boolean IS NOT TRUE AND schedule->>'timezone' = \(zone)
+            ORDER BY id
+            """, logger: logger).all(String.self)
     }
 
     /// Records `zone` as `user`'s current zone as of `at` (their floating alarms follow it),

@@ -278,6 +278,7 @@ enum AlarmsMigrations {
             // The zone floating alarms follow (US-7.3) and when it was seen.
             "ALTER TABLE users ADD COLUMN IF NOT EXISTS current_zone text",
             "ALTER TABLE users ADD COLUMN IF NOT EXISTS current_zone_at timestamptz",
+            "ALTER TABLE users ADD COLUMN IF NOT EXISTS home_zone text",
             // Analytics by consent (US-13.1): the pseudonyms of those who agreed.
             // Photo uploads of the last minute per user (§13.3: 3 a minute).
             "CREATE TABLE IF NOT EXISTS photo_uploads (user_id text NOT NULL, at timestamptz NOT NULL)",

@@ -88,7 +88,7 @@ struct CompletionBatch: Sendable {
             do {
                 guard let t = targets[i] else { throw AlarmHandlers.notFound(m.request.alarmId) }
                 let a = now[t.alarm.id] ?? t.alarm
-                let (key, next, at) = try check(m, on: a)
+                let (key, next, at) = try check(m, on: a) { marked[Key(alarmId: a.id, occurrence: $0)] != nil }
                 let first = marked[key]
                 if let first, !first.status.unmarked {
                     answers.append(.success(CompletionRecorded(completion: first, alarm: a, created: false)))
@@ -119,9 +119,9 @@ struct CompletionBatch: Sendable {
     /// The occurrence `m` marks on alarm `a` as it stands, checked against its schedule, the
     /// alarm's next occurrence after it, and the time the mark is recorded at (the device's,
     /// checked).
-    private func check(_ m: MarkRequest, on a: Alarm) throws -> (Key, Date??, Date) {
+    private func check(_ m: MarkRequest, on a: Alarm, logged: (Date) -> Bool) throws -> (Key, Date??, Date) {
         guard a.isVisible(to: m.actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(m.request.alarmId) }
-        let (occurrence, next) = try AlarmLifecycle.markedOccurrence(m.request.scheduledDate, on: a, now: m.receivedAt)
+        let (occurrence, next) = try AlarmLifecycle.markedOccurrence(m.request.scheduledDate, on: a, now: m.receivedAt, logged: logged)
         let at = try AlarmLifecycle.markTime(m.request.completedAt, occurrence: occurrence, on: a, receivedAt: m.receivedAt)
         return (Key(alarmId: a.id, occurrence: occurrence), next, at)
     }
@@ -133,7 +133,8 @@ struct CompletionBatch: Sendable {
     private func apply(_ m: MarkRequest, occurrence: Date, at: Date, to a: Alarm, next: Date??, actorName: String?, window: Int?,
                        replacing missed: Completion?) -> (Completion, Alarm) {
         let onTime = AlarmLifecycle.onTime(at, occurrence: occurrence,
-                                           window: window.map { TimeInterval($0) * 60 } ?? Double(missedWindow.components.seconds))
+                                           window: window.map { TimeInterval($0) * 60 } ?? Double(missedWindow.components.seconds),
+                                           receivedAt: m.receivedAt)
         let snoozes = missed?.snoozeCount ?? (occurrence == a.nextFireDate ? a.snoozeCount : 0)
         let log = Completion(
             id: missed?.id ?? UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,

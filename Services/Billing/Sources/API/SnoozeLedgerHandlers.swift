@@ -81,12 +81,23 @@ struct SnoozeLedgerHandlers: Sendable {
         let candidates = [paid + 1, paid].filter { (1...Self.maxPaid).contains($0) }
         var found: (n: Int, purchase: PlayClient.ProductPurchase)?
         for n in candidates {
-            // A repeat of a recorded purchase is of the previous rank: looked up second.
-            if let p = try? await play.product(Self.products(n).android, token: token) { found = (n, p); break }
+            // A repeat of a recorded purchase is of the previous rank: looked up second. Only
+            // "no such purchase" moves on; Google unreachable or refusing us is said as such.
+            do {
+                found = (n, try await play.product(Self.products(n).android, token: token))
+                break
+            } catch let e as ServiceError where e.code == .receiptInvalid {
+                continue
+            }
         }
         guard let (n, purchase) = found else {
-            let next = min(paid + 1, Self.maxPaid)
-            throw ServiceError(.receiptInvalid, "Google Play knows no purchase of \(Self.products(next).android) with this token")
+            guard paid < Self.maxPaid else { throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(Self.maxPaid) times") }
+            throw ServiceError(.receiptInvalid, "Google Play knows no purchase of \(Self.products(paid + 1).android) with this token")
+        }
+        // The app sets the buyer's uid as the purchase's obfuscated account id (as iOS sets
+        // appAccountToken): another account cannot spend it.
+        if let owner = purchase.obfuscatedAccountId, owner.lowercased() != user.lowercased() {
+            throw ServiceError(.permissionDenied, "this purchase was bought by another account")
         }
         guard purchase.purchaseState == 0 else {
             throw ServiceError(.receiptInvalid, purchase.purchaseState == 2 ? "the purchase is still pending" : "the purchase was cancelled")
@@ -94,7 +105,10 @@ struct SnoozeLedgerHandlers: Sendable {
         let product = Self.products(n).android
         let transactionId = "play:" + (purchase.orderId ?? token)
         let entry: SnoozeLedgerEntry = try await store.database.transaction { c in
-            if let existing = try await store.entry(transactionId: transactionId, user: user, on: c) { return existing }
+            if let (existing, owner) = try await store.entry(transactionId: transactionId, on: c) {
+                guard owner == user else { throw ServiceError(.permissionDenied, "this purchase was recorded for another account") }
+                return existing
+            }
             guard purchase.consumptionState == 0 else { throw ServiceError(.receiptInvalid, "this purchase was already used") }
             try await store.lockUser(user, on: c)
             let now = try await store.paidSnoozes(user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt, on: c)
@@ -119,8 +133,12 @@ struct SnoozeLedgerHandlers: Sendable {
 
     func recordApple(_ req: BillingMethods.PaidSnooze.Request, jws: String, user: String) async throws -> SnoozeLedgerEntry {
         let t = try await apple.transaction(jws)
+        if let token = t.appAccountToken, token.lowercased() != user.lowercased() {
+            throw ServiceError(.permissionDenied, "this transaction was bought by another account (its appAccountToken is not yours)")
+        }
         return try await store.database.transaction { c in
-            if let existing = try await store.entry(transactionId: t.transactionId, user: user, on: c) {
+            if let (existing, owner) = try await store.entry(transactionId: t.transactionId, on: c) {
+                guard owner == user else { throw ServiceError(.permissionDenied, "this transaction was recorded for another account") }
                 return existing
             }
             try await store.lockUser(user, on: c)

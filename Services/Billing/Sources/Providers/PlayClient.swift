@@ -58,6 +58,8 @@ struct PlayClient: Sendable {
         var consumptionState: Int
         var orderId: String?
         var purchaseTime: Date?
+        /// What the app set at purchase (Chronir: the buyer's uid), if anything.
+        var obfuscatedAccountId: String?
     }
 
     private func productURL(_ productId: String, _ token: String) -> String {
@@ -73,7 +75,8 @@ struct PlayClient: Sendable {
         }
         let millis = (json["purchaseTimeMillis"] as? String).flatMap(Double.init)
         return ProductPurchase(purchaseState: json["purchaseState"] as? Int ?? -1, consumptionState: json["consumptionState"] as? Int ?? 0,
-                               orderId: json["orderId"] as? String, purchaseTime: millis.map { Date(timeIntervalSince1970: $0 / 1000) })
+                               orderId: json["orderId"] as? String, purchaseTime: millis.map { Date(timeIntervalSince1970: $0 / 1000) },
+                               obfuscatedAccountId: json["obfuscatedExternalAccountId"] as? String)
     }
 
     /// `purchases.products.consume`: the purchase is used up (it cannot pay for anything else,

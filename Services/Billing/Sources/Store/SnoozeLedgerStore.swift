@@ -52,6 +52,14 @@ struct SnoozeLedgerStore: Sendable {
     }
 
     /// The entry already recorded for this store transaction by `user`, if any.
+    /// The entry of `transactionId` whoever recorded it, with that user.
+    func entry(transactionId: String, on c: PostgresConnection) async throws -> (SnoozeLedgerEntry, String)? {
+        let rows = try await c.query("SELECT user_id FROM snooze_ledger WHERE transaction_id = \(transactionId)", logger: logger)
+        guard let owner = try await rows.first(String.self),
+              let entry = try await entry(transactionId: transactionId, user: owner, on: c) else { return nil }
+        return (entry, owner)
+    }
+
     func entry(transactionId: String, user: String, on c: PostgresConnection) async throws -> SnoozeLedgerEntry? {
         try await Self.decode(c.query(
             "SELECT \(unescaped: Self.columns) FROM snooze_ledger WHERE transaction_id = \(transactionId) AND user_id = \(user)",
