@@ -50,7 +50,7 @@ def test_signup_and_a_monthly_alarm_in_three_taps(new_page):
     iso = card.locator(".next-date").get_attribute("data-iso")
     assert dt.datetime.fromisoformat(iso.replace("Z", "+00:00")) == expected, iso
     expect(card.locator(".next-date")).to_contain_text(expected.strftime("%b ") + str(expected.day))
-    expect(card).to_contain_text("Monthly on day 1 at 09:00")
+    expect(card).to_contain_text("Monthly on day 1 at 9:00 AM")   # the profile's 12-hour clock
     # And a second one the same way, from the list: three taps.
     create_from_preset(page, "weekly-mon")
     expect(page.locator("[data-alarm]")).to_have_count(2)
@@ -166,7 +166,7 @@ def test_a_free_snooze_shows_snoozed_until_and_the_tier_limits(new_page):
     expect(badge).to_contain_text("(1/3)")
     snoozed = dt.datetime.fromisoformat(badge.get_attribute("data-snoozed").replace("Z", "+00:00"))
     assert abs((snoozed - until).total_seconds()) < 15, (snoozed, until)
-    expect(badge).to_contain_text(snoozed.strftime("%I:%M"))   # en-US, 2-digit hour, the page's zone (UTC)
+    expect(badge).to_contain_text(snoozed.strftime("%-I:%M %p"))   # the profile's 12-hour clock, the page's zone (UTC)
     shot(page, "snoozed-list")
     page.set_viewport_size({"width": 1280, "height": 860})
     shot(page, "snoozed-list-desktop")
@@ -270,11 +270,12 @@ def test_a_shared_alarm_follows_the_owners_edit_pause_and_delete_live(new_page):
     expect(b.get_by_role("heading", name="Bins and recycling")).to_be_visible(timeout=5_000)
     # Avery pauses it: Blake's page says so.
     a.get_by_role("button", name="Pause").click()
-    expect(b.get_by_text("paused", exact=True)).to_be_visible(timeout=5_000)
+    expect(b.locator(".when").get_by_text("Paused")).to_be_visible(timeout=5_000)
     shot(b, "shared-follows-phone")
     assert b.evaluate("window.__notReloaded === true"), "Blake's page was reloaded"
     # Avery deletes it (sent when the undo window closes): Blake is told and back on the list.
     a.get_by_role("button", name="Delete").click()
+    a.get_by_role("dialog").get_by_role("button", name="Delete").click()   # US-1.6: asked first
     expect(b.locator(".toast").filter(has_text="was deleted by its owner")).to_be_visible(timeout=15_000)
     expect(b.locator("[data-alarm]").filter(has_text="Bins and recycling")).to_have_count(0)
     assert b.url.endswith("#/alarms"), b.url
@@ -290,11 +291,18 @@ def test_a_free_user_meets_the_paywall_on_the_third_alarm(new_page):
     expect(page.locator("[data-alarm]")).to_have_count(1)
     create_from_preset(page, "annual-today")
     expect(page.locator("[data-alarm]")).to_have_count(2)
-    create_from_preset(page, "custom-90")
+    # The limit is shown before any work, and the refused form stays as filled.
+    expect(page.locator("[data-usage]")).to_have_text("2 of 2 active alarms on Free")
+    create_from_preset(page, "custom-90", title="Replace the water filter")
+    sheet = page.get_by_role("dialog", name="New alarm")
+    expect(sheet.get_by_role("alert")).to_contain_text("Free keeps 2 alarms on")
+    expect(sheet.get_by_label("Title")).to_have_value("Replace the water filter")
+    shot(page, "limit-kept-form")
+    sheet.get_by_role("link", name="see Plus").click()
     page.wait_for_url("**/app/#/upgrade")
     expect(page.get_by_role("heading", name="Upgrade Chronir")).to_be_visible()
-    expect(page.get_by_role("alert")).to_contain_text("2 active alarms")
     expect(page.locator("[data-tier='plus']")).to_contain_text("$1.99")
+    assert "com.chronir" not in page.locator("#paywall").inner_text(), "store product ids shown to people"
     page.get_by_role("button", name="Show yearly prices").click()
     expect(page.locator("[data-tier='plus']")).to_contain_text("$14.99")
     shot(page, "paywall", full=True)
@@ -397,6 +405,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
     # Delete, then undo: it comes back and the server still has it.
     page.locator("[data-alarm]").filter(has_text="Quarterly taxes").click()
     page.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page.locator("[data-alarm]")).to_have_count(0)
     page.locator(".toast").get_by_role("button", name="Undo").click()
     expect(page.locator("[data-alarm]")).to_have_count(1)
@@ -407,6 +416,7 @@ def test_pause_delete_with_undo_and_settings(new_page):
     # Delete for good: gone from the server after the undo window.
     page.locator("[data-alarm]").first.click()
     page.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
     expect(page.locator("[data-alarm]")).to_have_count(0)
     page.wait_for_function("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status === 404)",
                            arg=[alarm_id, token], timeout=15_000, polling=1000)
@@ -495,3 +505,95 @@ def test_the_root_leads_to_the_web_client(new_page):
     page.goto(f"{BASE}/")
     page.wait_for_url("**/app/")
     expect(page.get_by_role("button", name="Create account")).to_be_visible()
+
+
+def server_alarm(page, alarm_id):
+    """The alarm as the server has it now (status, body)."""
+    return page.evaluate("""(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}})
+        .then(async r => [r.status, r.status === 200 ? await r.json() : null])""", [alarm_id, access_token(page)])
+
+
+def test_no_silent_failure_mark_then_delete_and_quick_edits(new_page):
+    """Issue 43.1: a write right after another is made on the version the first one left, so
+    what the user saw is what the server has: mark done then delete at once deletes it; two
+    quick edits both land, the second last."""
+    page = new_page()
+    sign_up(page, "Hasty")
+    create_from_preset(page, "monthly-1", title="Pay the rent")
+    card = page.locator("[data-alarm]").filter(has_text="Pay the rent")
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    card.click()
+    page.get_by_role("button", name="Mark done").click()
+    page.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    expect(page.locator("[data-alarm]")).to_have_count(0)
+    page.wait_for_function("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status === 404)",
+                           arg=[alarm_id, access_token(page)], timeout=15_000, polling=500)
+    expect(page.locator(".toast").filter(has_text="Could not delete")).to_have_count(0)
+
+    create_from_preset(page, "weekly-mon", title="Water the plants")
+    card = page.locator("[data-alarm]").filter(has_text="Water the plants")
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    card.click()
+    for title in ["Water the ferns", "Water the ferns and the palm"]:
+        page.get_by_role("button", name="Edit").click()
+        page.get_by_role("dialog", name="Edit alarm").get_by_label("Title").fill(title)
+        page.get_by_role("dialog", name="Edit alarm").get_by_role("button", name="Save").click()
+        expect(page.get_by_role("heading", name=title, exact=True)).to_be_visible()
+    status, alarm = server_alarm(page, alarm_id)
+    assert status == 200 and alarm["title"] == "Water the ferns and the palm", alarm
+    # Switched off from its card: the server agrees.
+    page.goto(f"{BASE}/app/#/alarms")
+    page.get_by_role("switch", name="Water the ferns and the palm on").click()
+    expect(page.locator("[data-alarm]").filter(has_text="Water the ferns").locator(".when")).to_contain_text("Off")
+    page.wait_for_function("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.json()).then(x => x.isActive === false)",
+                           arg=[alarm_id, access_token(page)], timeout=10_000, polling=500)
+
+
+OVERFLOW = """() => [...document.querySelectorAll('body *')].filter(e => {
+    if (e.closest('.skip')) return false;
+    for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+        if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return false;   // scrolls or clips inside its box
+    }
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && (r.right > innerWidth + 1 || r.left < -1);
+}).map(e => `${e.tagName.toLowerCase()}.${e.className || ''} ${Math.round(e.getBoundingClientRect().right)}px`).slice(0, 8)"""
+
+
+def test_every_screen_fits_from_320_to_1280(new_page):
+    """Issue 43.2: no element wider than the viewport at 320, 390 and 1280 px on any screen, and
+    no focus ring left on the page by code."""
+    page = new_page()
+    sign_up(page, "Narrow")
+    create_from_preset(page, "monthly-1", title="A rather long alarm title that has to wrap on the narrowest phones")
+    card = page.locator("[data-alarm]").first
+    expect(card).to_be_visible()
+    alarm_id = card.get_attribute("data-alarm")
+    card.click()
+    page.get_by_role("button", name="Mark done").click()
+    expect(page.locator("table[aria-label='Completion history'] tbody tr")).to_have_count(1)
+    screens = ["#/alarms", f"#/alarms/{alarm_id}", "#/groups", "#/settings", "#/upgrade"]
+    for width in [320, 390, 1280]:
+        page.set_viewport_size({"width": width, "height": 800})
+        for screen in screens:
+            page.goto(f"{BASE}/app/{screen}")
+            page.wait_for_function("() => document.querySelector('main').children.length > 0")   # the live stream never idles
+            page.wait_for_timeout(500)
+            over = page.evaluate(OVERFLOW)
+            assert not over, f"{screen} at {width} px: {over}"
+            ring = page.evaluate("getComputedStyle(document.querySelector('main')).outlineStyle")
+            assert ring == "none", f"{screen} at {width} px: main shows a focus outline"
+    page.set_viewport_size({"width": 320, "height": 700})
+    page.goto(f"{BASE}/app/#/alarms")
+    shot(page, "list-320")
+    page.goto(f"{BASE}/app/#/alarms/{alarm_id}")
+    shot(page, "detail-320", full=True)
+    page.goto(f"{BASE}/app/#/settings")
+    shot(page, "settings-320", full=True)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{BASE}/app/#/alarms")
+    shot(page, "list-1280")
+    page.goto(f"{BASE}/app/#/settings")
+    shot(page, "settings-1280", full=True)

@@ -8,7 +8,7 @@ import { authView, onboardingView } from "./views/auth.js";
 import { listView, detailView } from "./views/alarms.js";
 import { showFiring } from "./views/firing.js";
 import { groupsView, groupView, inviteView } from "./views/groups.js";
-import { paywallView, settingsView } from "./views/account.js";
+import { applyTheme, paywallView, settingsView } from "./views/account.js";
 
 const view = document.getElementById("view");
 let stopLive = null, cleanup = null, generation = 0;
@@ -96,6 +96,13 @@ function signedOut() {
   location.hash = "#/signin";
 }
 
+applyTheme();
+// A delete refused twice (the alarm keeps changing elsewhere) is said, and the alarm shows again.
+store.failed = (alarm, status) => toast(`Could not delete “${alarm.title}”: it changed elsewhere (${status}). It is back in your list.`, { ms: 8000 });
+// The plan can change elsewhere (a purchase in the app): read it again when the page comes back.
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible" && session.get()?.accessToken) store.loadMe().catch(() => {});
+});
 window.addEventListener("chronir:signed-out", signedOut);
 window.addEventListener("hashchange", route);
 window.addEventListener("online", () => {

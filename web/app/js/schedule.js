@@ -59,23 +59,59 @@ export function fromForm(v) {
 }
 
 const ordinal = (n) => n === 5 ? "last" : ["first", "second", "third", "fourth"][n - 1];
+/** The clock of every time shown: the profile's 12/24-hour setting (US-7.1). */
+let hour12;
+export function setClock(use24HourFormat) { hour12 = use24HourFormat === undefined ? undefined : !use24HourFormat; }
+
+/** "09:30" (a schedule's local time) in the user's clock: "9:30 AM" or "09:30". */
+export function formatTime(hm) {
+  if (!hm) return "—";
+  const [h, m] = hm.split(":").map(Number);
+  return new Date(2000, 0, 1, h, m).toLocaleTimeString(undefined, { hour: hour12 === false ? "2-digit" : "numeric", minute: "2-digit", hour12 });
+}
+
+/** "Fri, Jan 1 · 9:00 AM" (the year only when it is not this one): a card's headline. */
+export function shortDate(iso, now = new Date()) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  const day = d.toLocaleDateString(undefined, { weekday: "short", month: "short", day: "numeric",
+    year: d.getFullYear() === now.getFullYear() ? undefined : "numeric" });
+  return `${day} · ${formatClock(iso)}`;
+}
+
+/** An instant's time of day in the user's clock. */
+export function formatClock(iso) {
+  return new Date(iso).toLocaleTimeString(undefined, { hour: hour12 === false ? "2-digit" : "numeric", minute: "2-digit", hour12 });
+}
+
+/** "in 3 days", "in 5 h", "in 12 min", "now", "2 h ago": compact, for a card. */
+export function relative(iso, now = Date.now()) {
+  if (!iso) return "";
+  const s = Math.round((new Date(iso).getTime() - now) / 1000), a = Math.abs(s);
+  const text = a < 60 ? null : a < 3600 ? `${Math.round(a / 60)} min` : a < 86400 ? `${Math.round(a / 3600)} h`
+    : `${Math.round(a / 86400)} day${Math.round(a / 86400) === 1 ? "" : "s"}`;
+  if (!text) return "now";
+  return s > 0 ? `in ${text}` : `${text} ago`;
+}
+
 export function describe(s) {
   const every = (s.interval || 1) > 1 ? `every ${s.interval} ` : "";
   switch (s.type) {
-    case "weekly": return `${every ? every + "weeks" : "Weekly"} on ${(s.daysOfWeek || []).map((d) => WEEKDAYS[d - 1]).join(", ")} at ${s.timeOfDay}`;
+    case "weekly": return `${every ? every + "weeks" : "Weekly"} on ${(s.daysOfWeek || []).map((d) => WEEKDAYS[d - 1]).join(", ")} at ${formatTime(s.timeOfDay)}`;
     case "monthly":
-      if (s.monthlyType === "relative") return `${every ? every + "months" : "Monthly"} on the ${ordinal(s.relativeWeek)} ${WEEKDAYS[s.relativeDayOfWeek - 1]} at ${s.timeOfDay}`;
-      return `${every ? every + "months" : "Monthly"} on ${s.dayOfMonth === 0 ? "the last day" : `day ${s.dayOfMonth}`} at ${s.timeOfDay}`;
-    case "annual": return `${every ? every + "years" : "Yearly"} on ${MONTHS[s.month - 1]} ${s.dayOfMonthAnnual} at ${s.timeOfDay}`;
-    case "custom": return `Every ${s.intervalDays} days at ${s.timeOfDay}`;
-    case "once": return `Once, ${new Date(s.startDate).toLocaleDateString()} at ${s.timeOfDay}`;
+      if (s.monthlyType === "relative") return `${every ? every + "months" : "Monthly"} on the ${ordinal(s.relativeWeek)} ${WEEKDAYS[s.relativeDayOfWeek - 1]} at ${formatTime(s.timeOfDay)}`;
+      return `${every ? every + "months" : "Monthly"} on ${s.dayOfMonth === 0 ? "the last day" : `day ${s.dayOfMonth}`} at ${formatTime(s.timeOfDay)}`;
+    case "annual": return `${every ? every + "years" : "Yearly"} on ${MONTHS[s.month - 1]} ${s.dayOfMonthAnnual} at ${formatTime(s.timeOfDay)}`;
+    case "custom": return `Every ${s.intervalDays} days at ${formatTime(s.timeOfDay)}`;
+    case "once": return `Once, ${new Date(s.startDate).toLocaleDateString(undefined, { timeZone: s.timezone, month: "short", day: "numeric", year: "numeric" })} at ${formatTime(s.timeOfDay)}`;
     default: return s.type;
   }
 }
 
 export function formatDate(iso) {
   if (!iso) return "—";
-  return new Date(iso).toLocaleString(undefined, { weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return new Date(iso).toLocaleString(undefined, { weekday: "short", year: "numeric", month: "short", day: "numeric",
+    hour: hour12 === false ? "2-digit" : "numeric", minute: "2-digit", hour12 });
 }
 
 /** "3d 04:05:06" until `iso`, or "due" once passed. */

@@ -3,7 +3,7 @@
 // delete with undo, photo, sharing, history with its streak and CSV.
 import { api } from "../api.js";
 import { store } from "../store.js";
-import { presets, fromForm, describe, formatDate, countdown, zone, zones, isoDay } from "../schedule.js";
+import { presets, fromForm, describe, formatDate, formatClock, shortDate, relative, zone, zones, isoDay } from "../schedule.js";
 import { h, toast, sheet, field, errorText } from "../ui.js";
 
 const tierOf = () => store.me?.tier || "free";
@@ -14,13 +14,27 @@ export function snoozedText(a, now = Date.now()) {
   if (!a.snoozedUntil || new Date(a.snoozedUntil).getTime() <= now) return null;
   const at = new Date(a.snoozedUntil);
   const sameDay = at.toDateString() === new Date(now).toDateString();
-  const when = sameDay ? at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : formatDate(a.snoozedUntil);
+  const when = sameDay ? formatClock(a.snoozedUntil) : formatDate(a.snoozedUntil);
   return `Snoozed until ${when} (${a.snoozeCount}/${a.maxSnoozeCount ?? 3})`;
 }
 
 /** The sound catalogue for this user's tier (GET /v1/sounds), fetched once. */
 let soundsOnce = null;
 const sounds = () => (soundsOnce ??= api("GET", "/v1/sounds").then((r) => r.sounds).catch(() => { soundsOnce = null; return []; }));
+
+/** A one-time alarm whose occurrence is behind it: done, nothing left to do. */
+export const finished = (a) => !a.nextFireDate && !a.isActive;
+
+/** The card's headline state: when it rings next, or why it does not. */
+function nextLine(a) {
+  if (finished(a)) return h("div", { class: "when" }, h("strong", { class: "next-date", "data-iso": "" }, "Done"), " ",
+    h("span", { class: "muted" }, a.lastCompletedDate ? `completed ${formatDate(a.lastCompletedDate)}` : "no further occurrence"));
+  if (a.isPaused) return h("div", { class: "when" }, h("strong", {}, "Paused"));
+  if (!a.isActive) return h("div", { class: "when" }, h("strong", {}, "Off"), " ", h("span", { class: "muted next-date", "data-iso": a.nextFireDate || "" }, formatDate(a.nextFireDate)));
+  return h("div", { class: "when" },
+    h("strong", { class: "next-date", "data-iso": a.nextFireDate || "" }, shortDate(a.nextFireDate)), " ",
+    h("span", { class: "relative", "data-next": a.nextFireDate || "" }, relative(a.nextFireDate)));
+}
 
 function badges(a) {
   const snoozed = snoozedText(a);
@@ -36,24 +50,38 @@ function badges(a) {
 
 export async function listView() {
   const list = h("ul", { class: "list", "aria-label": "Alarms, soonest first" });
-  const empty = h("div", { class: "card stack" }, h("p", {}, "No alarms yet."), h("p", { class: "muted" }, "Try “Pay rent — 1st of every month”."));
-  const count = h("p", { class: "muted" });
+  // The empty state is the example itself: one tap makes it (US design system, "empty state").
+  const example = presets()[0];
+  const empty = h("button", { class: "card stack empty", type: "button", "data-example": example.id, onclick: async () => {
+    await create({ title: example.title, schedule: example.schedule }, () => {}, { set textContent(t) { if (t) toast(t); } });
+  } }, h("strong", {}, "No alarms yet"), h("span", {}, `Tap to add “${example.title}” — ${describe(example.schedule)}`));
+  const count = h("p", { class: "muted", "data-usage": "" });
   function paint() {
     const alarms = store.sorted();
     empty.hidden = alarms.length > 0;
-    count.textContent = `${alarms.length} alarm${alarms.length === 1 ? "" : "s"}`;
-    list.replaceChildren(...alarms.map((a) => h("li", {},
-      h("a", { class: `card ${a.isPaused || !a.isActive ? "paused" : ""}`, href: `#/alarms/${encodeURIComponent(a.id)}`, "data-alarm": a.id },
-        h("div", { class: "title" }, a.title),
-        h("div", { class: "muted" }, describe(a.schedule)),
-        h("div", { class: "row" },
-          h("span", { class: "countdown", "data-next": a.isPaused ? "" : a.nextFireDate || "" }, a.isPaused ? "paused" : countdown(a.nextFireDate)),
-          h("span", { class: "next-date", "data-iso": a.nextFireDate || "" }, a.isPaused ? "" : formatDate(a.nextFireDate))),
-        badges(a)))));
+    const { active, limit } = store.usage();
+    count.textContent = limit ? `${active} of ${limit} active alarms on Free` : `${alarms.length} alarm${alarms.length === 1 ? "" : "s"}`;
+    list.replaceChildren(...alarms.map((a) => {
+      const mine = a.ownerId === store.me?.uid;
+      // The enable switch (US-1.7): a tap turns the alarm off or on, without opening it.
+      const toggle = mine && !finished(a) ? h("input", { type: "checkbox", role: "switch", class: "switch", checked: a.isActive && !a.isPaused,
+        "aria-label": `${a.title} on`, onclick: (e) => e.stopPropagation(), onchange: async (e) => {
+          e.target.disabled = true;
+          try { await store.patch(a.id, a.isPaused ? { isPaused: false } : { isActive: e.target.checked }); }
+          catch (x) { toast(errorText(x)); store.changed(); }
+        } }) : null;
+      return h("li", { class: "card-row" },
+        h("a", { class: `card ${a.isPaused || !a.isActive ? "paused" : ""}`, href: `#/alarms/${encodeURIComponent(a.id)}`, "data-alarm": a.id },
+          h("div", { class: "title" }, a.title),
+          nextLine(a),
+          h("div", { class: "muted" }, describe(a.schedule)),
+          badges(a)),
+        toggle);
+    }));
   }
   const tick = setInterval(() => {
-    for (const el of list.querySelectorAll("[data-next]")) if (el.dataset.next) el.textContent = countdown(el.dataset.next);
-  }, 1000);
+    for (const el of list.querySelectorAll("[data-next]")) if (el.dataset.next) el.textContent = relative(el.dataset.next);
+  }, 30_000);
   // Changes made elsewhere (another device, a group member) arrive through the feed.
   const resync = setInterval(() => { if (document.visibilityState === "visible") store.sync().catch(() => {}); }, 10_000);
   store.listeners.add(paint);
@@ -78,10 +106,11 @@ async function create(body, close, err, button) {
     return alarm;
   } catch (e) {
     if (e.code === "CA001") {
-      close();
+      // The form stays as filled; the limit is said in words, with the way out.
       api("POST", "/v1/analytics/events", { events: [{ name: "upgrade_prompt_shown", properties: { trigger: "alarm_limit", tier: tierOf() } }] }).catch(() => {});
-      sessionStorage.setItem("chronir.paywallReason", e.message);
-      location.hash = "#/upgrade";
+      err.replaceChildren?.("Free keeps 2 alarms on. Turn one off, or ", h("a", { href: "#/upgrade" }, "see Plus"), " — this form stays as you filled it.");
+      if (!err.replaceChildren) err.textContent = "Free keeps 2 alarms on: turn one off, or upgrade to Plus.";
+      if (button) button.disabled = false;
       return null;
     }
     err.textContent = errorText(e);
@@ -228,7 +257,10 @@ export async function detailView(id) {
   // The newest copy this page knows: the feed may have brought a later version (another
   // member's change, someone joining) while the page was open; writes are made against it.
   const fresh = () => { const s = store.alarms.get(a.id); return s && s.version > a.version ? (a = s) : a; };
-  const patch = (body) => act(async () => { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); location.reload(); });
+  // A change changed elsewhere meanwhile (412) is not lost and not faked: pausing or resuming
+  // is sent again on the current version; an edit asks first (repaint shows the current alarm).
+  const repaint = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
+  const patch = (body) => act(async () => { fresh(); a = await store.patch(a.id, body); repaint(); });
 
   const statusText = (c) => {
     const name = { completed: "Completed", skipped: "Skipped", missed: "Missed", snoozed_expired: "Missed after snoozing" }[c.status] || c.status;
@@ -273,17 +305,28 @@ export async function detailView(id) {
       const v = formValues(form);
       const body = { title: v.title, schedule: fromForm(v), ...common(v) };
       if (paid()) { body.preAlarmOffsets = v.offsets; body.note = v.note || null; }
-      try { a = await api("PATCH", `/v1/alarms/${a.id}`, body, { headers: { "If-Match": `"${fresh().version}"` } }); store.put(a); close(); location.reload(); }
-      catch (x) { e2.textContent = errorText(x); }
+      try {
+        fresh();
+        a = await store.patch(a.id, body, { retry: (current) => confirm(`“${current.title}” was changed elsewhere while you edited it. Save your version over it?`) });
+        close(); repaint();
+      } catch (x) { if (x.stale) { close(); repaint(); toast(x.message); } else e2.textContent = errorText(x); }
     } }, field("Title", h("input", { name: "title", required: true, maxlength: 100, value: a.title })), scheduleFields(a.schedule), extraFields(a), e2,
       h("button", { class: "btn btn-primary", type: "submit" }, "Save"));
     const close = sheet("Edit alarm", form);
   }
 
+  /** Delete asks first (US-1.6), then keeps an undo for 5 s. */
   function remove() {
-    store.deleteLater(fresh());
-    location.hash = "#/alarms";
-    toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => store.undoDelete(a) });
+    const close = sheet(`Delete “${a.title}”?`, h("div", { class: "stack" },
+      h("p", {}, "It stops ringing on every device and leaves everyone it is shared with. You can undo for a few seconds."),
+      h("div", { class: "row" },
+        h("button", { class: "btn btn-danger", onclick: () => {
+          close();
+          store.deleteLater(fresh());
+          location.hash = "#/alarms";
+          toast(`Deleted “${a.title}”`, { action: "Undo", onAction: () => store.undoDelete(a) });
+        } }, "Delete"),
+        h("button", { class: "btn", onclick: () => close() }, "Keep it"))));
   }
 
   /** A member stops sharing the alarm (US-10.1): it leaves their list and devices. */
@@ -310,18 +353,18 @@ export async function detailView(id) {
     h("p", {}, h("a", { href: "#/alarms" }, "← Alarms")),
     h("h1", {}, a.title), badges(a),
     h("p", {}, describe(a.schedule)),
-    h("p", {}, "Next: ", a.isPaused ? h("strong", {}, "paused") : !a.nextFireDate ? h("strong", {}, "no further occurrence")
-      : [h("strong", { class: "next-date" }, formatDate(a.nextFireDate)), " · ", h("span", { class: "countdown" }, countdown(a.nextFireDate))]),
+    nextLine(a),
     snoozedText(a) ? h("p", { class: "snoozed", role: "status" }, snoozedText(a)) : null,
     a.note ? h("p", { class: "muted" }, a.note) : null,
     photoBox, err,
     h("div", { class: "row" },
-      h("button", { class: "btn btn-primary", onclick: () => act(async () => {
+      finished(a) ? null : h("button", { class: "btn btn-primary", onclick: (e) => act(async () => {
+        e.target.disabled = true;
         const c = await store.mark(fresh());
         toast(c ? `Done — ${formatDate(c.completion?.scheduledDate)}` : "Marked done — it is sent when you are back online");
-        loadHistory();
+        repaint();   // the page shows the alarm as the answer left it (its next occurrence, its version)
       }) }, "Mark done"),
-      mine ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,
+      mine && !finished(a) ? h("button", { class: "btn", onclick: () => patch({ isPaused: !a.isPaused }) }, a.isPaused ? "Resume" : "Pause") : null,
       mine ? h("button", { class: "btn", onclick: edit }, "Edit") : null,
       mine ? h("button", { class: "btn btn-danger", onclick: remove }, "Delete") : null,
       !mine && a.sharedWith?.includes(store.me?.uid) ? h("button", { class: "btn", onclick: leave }, "Leave") : null),

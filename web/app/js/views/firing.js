@@ -3,6 +3,7 @@
 import { api } from "../api.js";
 import { store } from "../store.js";
 import { h, toast, errorText, trapFocus } from "../ui.js";
+import { describe, formatClock } from "../schedule.js";
 import { audible, ring as tone, unlock } from "../sound.js";
 
 let current = null;
@@ -33,7 +34,7 @@ function ring(alarm, notification) {
     slider.disabled = true;
     try {
       // Offline, the mark waits with the time it was made (store.mark) and is sent later.
-      const sent = await store.mark(alarm, { scheduledDate: occurrenceAt || alarm.nextFireDate });
+      const sent = await store.mark(alarm, { scheduledDate: occurrenceAt });
       if (sent) api("POST", "/v1/analytics/events", { events: [{ name: "alarm_dismissed", properties: {
         timeToDismissSeconds: Math.round((Date.now() - firedAt) / 1000), intervalType: alarm.schedule.type,
         snoozeCount: Number(notification.data?.snoozeCount || 0) } }] }).catch(() => {});
@@ -54,7 +55,7 @@ function ring(alarm, notification) {
       const r = await api("POST", `/v1/alarms/${alarm.id}/snooze`, m ? { minutes: m } : {});
       if (r.alarm) store.put(r.alarm);
       close();
-      toast(`Snoozed until ${new Date(r.refireAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })} (${r.snoozeCount}/${r.alarm?.maxSnoozeCount ?? 3})`);
+      toast(`Snoozed until ${formatClock(r.refireAt)} (${r.snoozeCount}/${r.alarm?.maxSnoozeCount ?? 3})`);
     } catch (e) {
       if (e.code === "CA029") err.textContent = `This snooze costs ${price(e.details?.costCents)} (${e.details?.productId}); buy it in the app to go on.`;
       else err.textContent = errorText(e);
@@ -91,8 +92,9 @@ function ring(alarm, notification) {
   const now = new Date();
   const screen = h("div", { class: "firing", role: "alertdialog", "aria-modal": "true", "aria-labelledby": "firing-title", "data-alarm": alarm.id },
     h("div", { class: "top" },
-      h("div", { class: "time" }, now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
-      h("h1", { id: "firing-title", style: "margin:0" }, alarm.title),
+      h("div", { class: "time" }, formatClock(now.toISOString())),
+      h("h1", { id: "firing-title", title: alarm.title }, alarm.title),
+      h("p", { class: "schedule" }, describe(alarm.schedule)),
       alarm.note ? h("p", {}, alarm.note) : null),
     h("div", { class: "bottom" },
       h("div", { class: "slider" }, slider, h("span", {}, "Slide to complete →")),

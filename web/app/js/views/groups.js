@@ -6,7 +6,10 @@ import { h, toast, sheet, field, errorText } from "../ui.js";
 export async function groupsView() {
   const err = h("p", { class: "error", role: "alert" });
   const { groups } = await api("GET", "/v1/groups");
-  const name = h("input", { name: "name", required: true, maxlength: 50 });
+  await store.loadMe().catch(() => {});
+  // Creating a group is Premium: said before the form is filled, not after.
+  const premium = store.me?.tier === "premium";
+  const name = h("input", { name: "name", required: true, maxlength: 50, disabled: !premium });
   return h("section", { class: "stack" },
     h("h1", {}, "Groups"),
     groups.length ? h("ul", { class: "list" }, ...groups.map((g) => h("li", {},
@@ -17,7 +20,10 @@ export async function groupsView() {
       e.preventDefault(); err.textContent = "";
       try { const g = await api("POST", "/v1/groups", { name: name.value }); location.hash = `#/groups/${encodeURIComponent(g.id)}`; }
       catch (x) { if (x.code === "CA002") { sessionStorage.setItem("chronir.paywallReason", x.message); location.hash = "#/upgrade"; } else err.textContent = errorText(x); }
-    } }, h("h2", { style: "margin-top:0" }, "New group"), field("Name", name), err, h("button", { class: "btn btn-primary", type: "submit" }, "Create group")));
+    } }, h("h2", { style: "margin-top:0" }, "New group"),
+      premium ? null : h("p", { "data-locked": "groups" }, "Creating a group needs Premium. ", h("a", { href: "#/upgrade" }, "See the plans"),
+        " — you can still join a group someone invites you to."),
+      field("Name", name), err, h("button", { class: "btn btn-primary", type: "submit", disabled: !premium }, "Create group")));
 }
 
 /** The group's rules (the owner sets who edits alarms; owner and admins the pending window)
