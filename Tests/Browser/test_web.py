@@ -158,6 +158,16 @@ def test_a_free_snooze_shows_snoozed_until_and_the_tier_limits(new_page):
     expect(firing.locator("[data-locked='1440']")).to_be_disabled()
     expect(firing.get_by_label("Custom snooze in minutes")).to_have_count(0)
     shot(page, "firing-free")
+    # At 320 px the firing screen still fits: the time on one line, the title clamped, the
+    # schedule shown, nothing wider than the screen.
+    page.set_viewport_size({"width": 320, "height": 640})
+    lines = page.evaluate("""() => { const r = document.createRange(); r.selectNodeContents(document.querySelector('.firing .time'));
+        return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }""")
+    assert lines == 1, f"the time wraps onto {lines} lines"
+    expect(firing.locator(".schedule")).to_contain_text("Once")
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth"), "the firing screen scrolls sideways at 320 px"
+    shot(page, "firing-320")
+    page.set_viewport_size({"width": 412, "height": 860})
     firing.get_by_role("button", name="Snooze 10 min").click()
     expect(firing).to_have_count(0)
     until = dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=10)
@@ -371,6 +381,15 @@ def test_accessibility_no_serious_axe_violations(new_page):
     expect(page.locator("[data-alarm]")).to_have_count(1)
     expect(page.locator(".toast")).to_have_count(0, timeout=10_000)
     checked["list"] = axe.run(page)
+    alarm_id = page.locator("[data-alarm]").first.get_attribute("data-alarm")
+    # Every screen (issue 43): the alarm, groups, plans, settings; then the creation sheet.
+    for name, route, ready in [("detail", f"#/alarms/{alarm_id}", "Mark done"), ("groups", "#/groups", "Create group"),
+                               ("upgrade", "#/upgrade", "Show yearly prices"), ("settings", "#/settings", "Save")]:
+        page.goto(f"{BASE}/app/{route}")
+        expect(page.get_by_role("button", name=ready)).to_be_attached()
+        checked[name] = axe.run(page)
+    page.goto(f"{BASE}/app/#/alarms")
+    expect(page.locator("[data-alarm]")).to_have_count(1)
     page.get_by_role("button", name="New alarm").click()
     checked["create"] = axe.run(page)
     problems = []

@@ -22,7 +22,9 @@ function chart() {
   const line = (key, color) => `<polyline fill="none" stroke="${color}" stroke-width="2" points="${series.map((p, i) => `${x(i)},${y(p[key])}`).join(" ")}"/>`;
   svg.innerHTML = `<text x="4" y="14" fill="currentColor" font-size="11">${Math.round(max)} ms</text><text x="4" y="${hgt - 6}" fill="currentColor" font-size="11">0</text>` +
     line("p50", "var(--color-accent-text)") + line("p99", "var(--color-warning)") +
-    `<text x="${w - 120}" y="14" fill="var(--color-accent-text)" font-size="11">p50</text><text x="${w - 80}" y="14" fill="var(--color-warning)" font-size="11">p99</text>`;
+    `<text x="${w - 120}" y="14" fill="var(--color-accent-text)" font-size="11">p50</text><text x="${w - 80}" y="14" fill="var(--color-warning)" font-size="11">p99</text>` +
+    // Until two samples exist there is no line to draw: say so rather than show an empty box.
+    (series.length < 2 ? `<text x="${w / 2}" y="${hgt / 2}" text-anchor="middle" fill="currentColor" font-size="16">Collecting: a point every 5 s</text>` : "");
 }
 
 // One line per consumer stopped at an event of a type or version its build does not know: it

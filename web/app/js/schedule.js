@@ -70,13 +70,13 @@ export function formatTime(hm) {
   return new Date(2000, 0, 1, h, m).toLocaleTimeString(undefined, { hour: hour12 === false ? "2-digit" : "numeric", minute: "2-digit", hour12 });
 }
 
-/** "Fri, Jan 1 · 9:00 AM" (the year only when it is not this one): a card's headline. */
+/** ["Fri, Jan 1", "9:00 AM"] (the year only when it is not this one): a card's headline. */
 export function shortDate(iso, now = new Date()) {
-  if (!iso) return "—";
+  if (!iso) return ["—", ""];
   const d = new Date(iso);
   const day = d.toLocaleDateString(undefined, { weekday: "short", month: "short", day: "numeric",
     year: d.getFullYear() === now.getFullYear() ? undefined : "numeric" });
-  return `${day} · ${formatClock(iso)}`;
+  return [day, formatClock(iso)];
 }
 
 /** An instant's time of day in the user's clock. */

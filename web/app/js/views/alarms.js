@@ -32,7 +32,7 @@ function nextLine(a) {
   if (a.isPaused) return h("div", { class: "when" }, h("strong", {}, "Paused"));
   if (!a.isActive) return h("div", { class: "when" }, h("strong", {}, "Off"), " ", h("span", { class: "muted next-date", "data-iso": a.nextFireDate || "" }, formatDate(a.nextFireDate)));
   return h("div", { class: "when" },
-    h("strong", { class: "next-date", "data-iso": a.nextFireDate || "" }, shortDate(a.nextFireDate)), " ",
+    h("strong", { class: "next-date", "data-iso": a.nextFireDate || "" }, ...((d) => [h("span", {}, d[0]), " · ", h("span", {}, d[1])])(shortDate(a.nextFireDate))), " ",
     h("span", { class: "relative", "data-next": a.nextFireDate || "" }, relative(a.nextFireDate)));
 }
 
