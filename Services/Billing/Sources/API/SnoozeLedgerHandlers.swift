@@ -74,7 +74,12 @@ struct SnoozeLedgerHandlers: Sendable {
     /// (`chronir_snooze_<n>`) is checked with the Play Developer API, recorded once (by its
     /// order id) and consumed, so one purchase pays for one snooze.
     func recordPlay(_ req: BillingMethods.PaidSnooze.Request, token: String, user: String) async throws -> SnoozeLedgerEntry {
-        guard let play else { throw ServiceError(.serviceUnavailable, "Google Play is not configured (CHRONIR_PLAY_CREDENTIALS_FILE)") }
+        // A deployment without Google Play takes no Android purchases: a stable refusal of the
+        // request, not an outage (503 stays for Google unreachable).
+        guard let play else {
+            throw ServiceError(.validationFailed, "this server takes no Google Play purchases (CHRONIR_PLAY_CREDENTIALS_FILE is not set)",
+                               details: .object(["field": .string("purchaseToken")]))
+        }
         guard !token.isEmpty, token.utf8.count <= 4096 else { throw ServiceError(.validationFailed, "purchaseToken must be 1–4096 bytes") }
         // The purchase this snooze needs: its rank decides the product the token must be of.
         let paid = try await store.paidSnoozes(user: user, alarm: req.alarmId, occurrenceAt: req.occurrenceAt)
