@@ -28,6 +28,24 @@ def create_from_preset(page, preset, title=None):
     page.get_by_role("button", name="Create", exact=True).click()        # tap 3
 
 
+def once_due_next_minute(page, title):
+    """Fills the detailed creation form with a one-time alarm due at the next whole minute (UTC)
+    at least 25 s away; answers that instant and the still open form."""
+    now = dt.datetime.now(dt.timezone.utc)
+    due = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
+    if (due - now).total_seconds() < 25:
+        due += dt.timedelta(minutes=1)
+    page.get_by_role("button", name="New alarm").click()
+    page.get_by_role("button", name="More options…").click()
+    form = page.get_by_role("dialog", name="New alarm — every option")
+    form.get_by_label("Title").fill(title)
+    form.get_by_label("Repeats").select_option("once")
+    form.get_by_label("Time", exact=True).fill(due.strftime("%H:%M"))
+    form.get_by_label("Starts (or the day, for once)").fill(due.strftime("%Y-%m-%d"))
+    form.get_by_label("Time zone").select_option("UTC")
+    return due, form
+
+
 def test_signup_and_a_monthly_alarm_in_three_taps(new_page):
     page = new_page()
     page.goto(f"{BASE}/app/")
@@ -75,18 +93,7 @@ def test_firing_screen_at_the_instant_slide_to_complete_history(new_page):
     _, uid = sign_up(page, "Ringer")
     set_tier(uid, "plus")
     reload_me(page)
-    now = dt.datetime.now(dt.timezone.utc)
-    due = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
-    if (due - now).total_seconds() < 25:
-        due += dt.timedelta(minutes=1)
-    page.get_by_role("button", name="New alarm").click()
-    page.get_by_role("button", name="More options…").click()
-    form = page.get_by_role("dialog", name="New alarm — every option")
-    form.get_by_label("Title").fill("Take the bins out")
-    form.get_by_label("Repeats").select_option("once")
-    form.get_by_label("Time", exact=True).fill(due.strftime("%H:%M"))
-    form.get_by_label("Starts (or the day, for once)").fill(due.strftime("%Y-%m-%d"))
-    form.get_by_label("Time zone").select_option("UTC")
+    due, form = once_due_next_minute(page, "Take the bins out")
     form.get_by_role("button", name="Create").click()
     card = page.locator("[data-alarm]").filter(has_text="Take the bins out")
     expect(card).to_be_visible()
@@ -128,18 +135,7 @@ def test_a_free_snooze_shows_snoozed_until_and_the_tier_limits(new_page):
     sound picker locks the Plus tones; the history shows the last completion only."""
     page = new_page()
     sign_up(page, "Dozy")
-    now = dt.datetime.now(dt.timezone.utc)
-    due = (now + dt.timedelta(minutes=1)).replace(second=0, microsecond=0)
-    if (due - now).total_seconds() < 25:
-        due += dt.timedelta(minutes=1)
-    page.get_by_role("button", name="New alarm").click()
-    page.get_by_role("button", name="More options…").click()
-    form = page.get_by_role("dialog", name="New alarm — every option")
-    form.get_by_label("Title").fill("Water the orchid")
-    form.get_by_label("Repeats").select_option("once")
-    form.get_by_label("Time", exact=True).fill(due.strftime("%H:%M"))
-    form.get_by_label("Starts (or the day, for once)").fill(due.strftime("%Y-%m-%d"))
-    form.get_by_label("Time zone").select_option("UTC")
+    due, form = once_due_next_minute(page, "Water the orchid")
     # Free: two sounds to choose from, the rest shown locked; 10 minutes for a tap.
     sound = form.get_by_label("Sound")
     expect(sound.locator("option")).to_have_count(8)
