@@ -3,7 +3,8 @@
 # distribution's Chromium, headless, against its own copy of the suite (`scripts/run.sh` on a
 # throwaway PostgreSQL, HTTP on 18280). Called by `make test` after the Swift tests; screenshots
 # of each screen land in docs/screenshots/.
-#   BROWSER_TEST_ARGS="-k paywall"   pass arguments to pytest
+#   BROWSER_TEST_ARGS="-x"           pass arguments to pytest
+#   BROWSER_TEST_K="paywall or ops"   run the tests whose names match (pytest -k, spaces kept)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -37,4 +38,4 @@ suite_start CHRONIR_PG_PORT="${BROWSER_PG_PORT:-55436}" CHRONIR_SIGNUPS_PER_ADDR
 export CHRONIR_WEB_URL="http://127.0.0.1:$port" CHRONIR_CHROMIUM=$(command -v chromium)
 export CHRONIR_CTL="$(swift build --show-bin-path)/chronirctl" CHRONIR_BUS_KEYS=$root/.run/keys
 export CHRONIR_SCREENSHOTS=$root/docs/screenshots
-"$venv/bin/python" -m pytest -p no:cacheprovider -q Tests/Browser ${BROWSER_TEST_ARGS:-}
+"$venv/bin/python" -m pytest -p no:cacheprovider -q Tests/Browser ${BROWSER_TEST_ARGS:-} ${BROWSER_TEST_K:+-k "$BROWSER_TEST_K"}

@@ -7,9 +7,12 @@ const $ = (id) => document.getElementById(id);
 const series = [];
 
 function esc(s) { return String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]); }
+// Each cell names its column (`data-label`): on a phone a row is shown as a card of labelled
+// lines (ops.css), and the explicit roles keep it a table for screen readers.
 function table(el, head, rows) {
-  el.innerHTML = `<thead><tr>${head.map((h) => `<th scope="col">${esc(h)}</th>`).join("")}</tr></thead>` +
-    `<tbody>${rows.length ? rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("") : `<tr><td colspan="${head.length}" class="muted">none</td></tr>`}</tbody>`;
+  el.innerHTML = `<thead role="rowgroup"><tr role="row">${head.map((h) => `<th scope="col" role="columnheader">${esc(h)}</th>`).join("")}</tr></thead>` +
+    `<tbody role="rowgroup">${rows.length ? rows.map((r) => `<tr role="row">${r.map((c, i) => `<td role="cell" data-label="${esc(head[i])}">${c}</td>`).join("")}</tr>`).join("")
+      : `<tr role="row"><td role="cell" colspan="${head.length}" class="muted">none</td></tr>`}</tbody>`;
 }
 const ms = (v) => (v == null ? "—" : `${Math.round(v)} ms`);
 const status = (s) => `<span class="${s === "ok" ? "ok" : "bad"}">${esc(s)}</span>`;

@@ -82,6 +82,11 @@ function startLive() {
       } else if (here && !document.getElementById("overlay").hasChildNodes()) {
         route();   // the alarm's page shows the new state (not while a sheet is open on it)
       }
+    } else if (type === "plan_changed") {
+      // Bought on a phone, lapsed, or set by support: the limits and locks on this page follow now.
+      await store.loadMe().catch(() => {});
+      toast(n.body);
+      if (!document.getElementById("overlay").hasChildNodes()) route();
     } else if (type === "pre_alarm" || type === "alarm_missed" || type.startsWith("invitation")) {
       toast(n.body ? `${n.title}: ${n.body}` : n.title);
       store.sync().catch(() => {});

@@ -114,7 +114,14 @@ struct NotificationEventHandlers: Sendable {
 
     var accounts: EventHandlers {
         var h = EventHandlers(AccountsEvents.self)
-        h.ignore(AccountsEvents.userUpserted, AccountsEvents.sessionRevoked)
+        h.ignore(AccountsEvents.sessionRevoked)
+        // A profile event that changed the plan is told to the user (`plan_changed`); the first
+        // one seen of a user only records it (nothing to compare with).
+        h.on(AccountsEvents.userUpserted) { e, ctx, c in
+            guard let before = try await store.noteTier(e.tier.rawValue, of: e.uid, on: c, logger: ctx.logger),
+                  before != e.tier.rawValue else { return }
+            try await storeNotification(NotificationRenderer.planChanged(user: e.uid, tier: e.tier), ctx, c)
+        }
         h.on(AccountsEvents.groupUpserted) { e, ctx, c in
             try await store.upsertGroup(e, on: c, logger: ctx.logger)
         }
@@ -131,6 +138,7 @@ struct NotificationEventHandlers: Sendable {
         }
         h.on(AccountsEvents.userDeleted) { e, ctx, c in
             try await store.deleteDevices(of: e.uid, on: c, logger: ctx.logger)
+            try await store.deleteTier(of: e.uid, on: c, logger: ctx.logger)
             try await store.forgetGroupMember(e.uid, on: c, logger: ctx.logger)
             try await store.deleteInbox(of: e.uid, on: c, logger: ctx.logger)
             try await store.deleteAttempts(of: e.uid, on: c, logger: ctx.logger)

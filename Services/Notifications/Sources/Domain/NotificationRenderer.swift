@@ -89,6 +89,21 @@ enum NotificationRenderer {
             urgent: false, deepLink: inviteLink(i.id), collapseKey: "invite-\(i.id)"))
     }
 
+    /// A user's plan changed (a purchase, a lapse, an operator): their open pages and apps read
+    /// the plan again. A silent push to devices (the store told the phone already); shown on
+    /// the web, where the plan's limits and locks change at once.
+    static func planChanged(user: String, tier: Tier) -> RenderedNotification {
+        let name = switch tier {
+        case .free: "Free"
+        case .plus: "Plus"
+        case .premium: "Premium"
+        }
+        return RenderedNotification(recipients: [user], content: PushContent(
+            type: "plan_changed", title: "Chronir", body: "Your plan is now \(name)",
+            data: ["type": "plan_changed", "tier": tier.rawValue], urgent: false, deepLink: nil,
+            collapseKey: "plan", silent: true))
+    }
+
     static func invitationAccepted(_ e: InvitationsEvents.Changed) -> RenderedNotification {
         let i = e.invitation
         let who = e.userDisplayName ?? "Someone"

@@ -2,7 +2,8 @@ import Foundation
 
 /// A notification as the user sees it, before a provider shapes it for APNs, FCM or a webhook.
 struct PushContent: Codable, Sendable, Equatable {
-    /// `alarm_fired`, `pre_alarm`, `alarm_missed`, `alarm_completed`, `invitation_received`.
+    /// `alarm_fired`, `pre_alarm`, `alarm_missed`, `alarm_completed`, `invitation_received`,
+    /// `invitation_accepted`, `alarm_changed`, `plan_changed`.
     var type: String
     var title: String
     var body: String

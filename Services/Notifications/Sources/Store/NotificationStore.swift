@@ -181,11 +181,11 @@ struct NotificationStore: Sendable {
     }
 
     /// Up to `rows` inbox rows of `user` after the cursor `since`, by id; silent entries
-    /// (`alarm_changed`, a sync signal rather than something to read) only when `silent`.
+    /// (`alarm_changed`, `plan_changed`: sync signals rather than something to read) only when `silent`.
     func inbox(of user: String, after since: Int64, rows: Int, silent: Bool = false) async throws -> [InboxNotification] {
         try await Self.decodeInbox(database.query("""
             SELECT \(unescaped: Self.inboxColumns) FROM inbox
-            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type <> 'alarm_changed') ORDER BY id LIMIT \(rows)
+            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type NOT IN ('alarm_changed', 'plan_changed')) ORDER BY id LIMIT \(rows)
             """))
     }
 

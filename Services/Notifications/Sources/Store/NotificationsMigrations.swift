@@ -94,5 +94,10 @@ enum NotificationsMigrations {
             """,
             "CREATE INDEX group_members_user ON group_members (user_id)",
         ]),
+        // Each user's plan as last seen on the accounts stream: a change is told to their open
+        // pages and devices (`plan_changed`).
+        Migration(6, "user tiers read model", [
+            "CREATE TABLE user_tiers (user_id text PRIMARY KEY, tier text NOT NULL)",
+        ]),
     ]
 }

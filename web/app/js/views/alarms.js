@@ -267,6 +267,9 @@ export async function detailView(id) {
     const snoozed = c.snoozeCount && c.status !== "snoozed_expired" ? `Snoozed ${c.snoozeCount}× then ${name.toLowerCase()}` : name;
     return snoozed + (c.status === "completed" && !c.onTime ? " (late)" : "") + (c.lateAt ? " · sent later" : "");
   };
+  const when = (iso) => { const [day, clock] = shortDate(iso); return [h("span", {}, day), " ", h("span", { class: "nowrap" }, clock)]; };
+  const mark = (c) => c.status === "completed" ? (c.onTime ? { key: "ok", text: "✓ On time" } : { key: "late", text: "✓ Late" })
+    : c.status === "skipped" ? { key: "skip", text: "↷ Skipped" } : { key: "miss", text: "✕ Missed" };
   async function loadHistory() {
     const page = await api("GET", `/v1/alarms/${a.id}/completions?limit=100`);
     const queued = store.pendingMarks().filter((m) => m.alarmId === a.id);
@@ -276,10 +279,14 @@ export async function detailView(id) {
       page.historyLocked ? h("p", { class: "card", "data-locked": "history" },
         page.completions[0] ? `Last completed: ${formatDate(page.completions[0].completedAt)}. ` : "Not completed yet. ",
         page.hiddenCount ? `${page.hiddenCount} more kept — ` : "", h("a", { href: "#/upgrade" }, "see the full history with Plus")) : null,
-      page.completions.length ? h("table", { "aria-label": "Completion history" },
-        h("thead", {}, h("tr", {}, h("th", {}, "Occurrence"), h("th", {}, "Status"), h("th", {}, "By"), h("th", {}, "When"))),
-        h("tbody", {}, ...page.completions.map((c) => h("tr", { "data-status": c.status },
-          h("td", {}, formatDate(c.scheduledDate)), h("td", {}, statusText(c)), h("td", {}, c.userDisplayName || "—"), h("td", {}, formatDate(c.completedAt))))))
+      // One entry per occurrence, newest first: the occurrence's date as its headline with a
+      // coloured mark, then what happened, who and when (a list: it reads on a phone).
+      page.completions.length ? h("ol", { class: "history", "aria-label": "Completion history" },
+        ...page.completions.map((c) => h("li", { "data-status": c.status },
+          h("span", { class: "occ" }, ...when(c.scheduledDate)),
+          h("span", { class: "mark", "data-mark": mark(c).key }, mark(c).text),
+          h("span", { class: "meta" }, [statusText(c), c.userDisplayName && `by ${c.userDisplayName}`,
+            c.completedAt && `at ${formatDate(c.completedAt)}`].filter(Boolean).join(" · ")))))
         : h("p", { class: "muted" }, "Nothing yet."),
       h("button", { class: "btn", onclick: () => act(async () => {
         const r = await api("GET", `/v1/alarms/${a.id}/completions.csv`, undefined, { raw: true });
