@@ -62,7 +62,7 @@ until grep -q "API ready" "$out/suite.log"; do
     kill -0 $suite 2>/dev/null || { cat "$out/suite.log"; exit 1; }
     sleep 1
 done
-ctl=$(swift build -c "$CHRONIR_BUILD_CONFIG" --show-bin-path)/chronirctl
+ctl=${CHRONIR_BIN_DIR:-$(swift build -c "$CHRONIR_BUILD_CONFIG" --show-bin-path)}/chronirctl
 "$ctl" load --url "$urls" --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
 load=$!
 if [ "$replicas" -gt 1 ] || [ -n "$cpu" ] || [ -n "$perf" ]; then

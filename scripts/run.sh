@@ -14,6 +14,8 @@
 #   CHRONIR_PG_PORT=55433          the embedded PostgreSQL's port
 #   CHRONIR_PG_DIR=.run/pg         its data directory (delete it, or `make clean`, to start from an empty database)
 #   CHRONIR_STOP_TIMEOUT=15        seconds the services get to stop before SIGKILL
+#   CHRONIR_BIN_DIR=DIR            run the binaries in DIR as they are, no build (A/B runs of two
+#                                  commits: copy each one's bin directory aside, then alternate)
 # Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
 # Process ids are written to .run/pids/<name>.pid (scheduler-1, scheduler-2, …; a service with
 # several replicas: alarms-1, alarms-2, …). Replica 1 of each service is the suite; the suite
@@ -128,6 +130,9 @@ fi
 # The build runs in the background so that a signal is handled at once (the trap stops it);
 # its exit status, not the presence of an old binary, decides whether the suite starts.
 build_log=.run/logs/build.log
+if [ -n "${CHRONIR_BIN_DIR:-}" ]; then
+    echo "running the binaries in $CHRONIR_BIN_DIR (CHRONIR_BIN_DIR: no build)" >&2
+else
 echo "building ($config)… (output in $build_log)" >&2
 build_started=$SECONDS
 swift build -c "$config" >"$build_log" 2>&1 &
@@ -146,7 +151,8 @@ if [ "$build_rc" -ne 0 ]; then
     exit 1
 fi
 grep -E '^Build complete' "$build_log" | tail -n 1 >&2 || echo "built in $((SECONDS - build_started)) s" >&2
-bin=$(swift build -c "$config" --show-bin-path)
+fi
+bin=${CHRONIR_BIN_DIR:-$(swift build -c "$config" --show-bin-path)}
 [ -x "$bin/gateway" ] || { echo "build failed: $bin/gateway is missing (see $build_log)" >&2; exit 1; }
 # The internal bus is CurveZMQ: one key pair per service, the gateway and the operator,
 # generated on first start (kept across runs). chronirctl finds the operator key here too.
