@@ -15,7 +15,11 @@ spike=$(date -d "$(grep -o 'spike at [^)]*' .run/load/progress.log | head -1 | c
 psql -q "$url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 while [ "$(date +%s)" -lt "$((spike - 1))" ]; do sleep 0.2; done
 psql -q "$url" -c "SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')" >/dev/null
+from=$(psql -qtA "$url" -c "SELECT pg_current_wal_insert_lsn()")
 while [ "$(date +%s)" -lt "$((spike + after))" ]; do sleep 0.2; done
+to=$(psql -qtA "$url" -c "SELECT pg_current_wal_insert_lsn()")
+# The window's WAL by record type: pg_waldump --stats=record -s "$from" -e "$to" -p <data dir>/pg_wal
+echo "WAL of the window: $from to $to" > .run/load/wal-window.txt
 psql "$url" > .run/load/statements.txt <<'SQL'
 SELECT round(sum(total_plan_time)::numeric) AS plan_ms, round(sum(total_exec_time)::numeric) AS exec_ms, sum(calls) AS calls,
        sum(plans) AS plans, round(sum(wal_bytes) / 1e6, 1) AS wal_mb, sum(wal_records) AS wal_records, sum(wal_fpi) AS wal_fpi

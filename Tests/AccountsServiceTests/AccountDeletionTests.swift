@@ -102,7 +102,7 @@ struct AccountDeletionTests {
             #expect(try await s.request(.PUT, "/v1/me/devices/hook", token: owner.token,
                                         json: ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/leaving"]).status == 200)
             _ = try await s.dueIn(fired, seconds: 1)
-            #expect(await eventually(timeout: .seconds(20)) { await s.inboxCount(owner) ?? 0 >= 1 }, "no fire reached the inbox")
+            #expect(await eventually(timeout: .seconds(20)) { await s.inboxCount(owner, type: "alarm_fired") ?? 0 >= 1 }, "no fire reached the inbox")
             // A group with an admin (joined first) and a member; invitations pending, sent and received.
             let g = try #require(try await s.request(.POST, "/v1/groups", token: owner.token, json: ["name": "Family"]).json["id"]?.stringValue)
             for (user, role) in [(admin, "admin"), (member, "member")] {

@@ -67,6 +67,23 @@ extension NotificationsTests {
         }
     }
 
+    @Test("a push announced ahead goes at its instant, not at the next poll: with deliveries looked for every 5 s, the webhook still comes within 0.5 s of the instant")
+    func pushAtItsInstant() async throws {
+        try await withSuite(deliveryPoll: "5s") { s, push in
+            let (u, live) = try await listeningUser(s, push, "Punctual")
+            defer { Task { await live.close() } }
+            let id = try await annualAlarm(s, u, "On the dot")
+            let due = try await s.dueIn(id, seconds: 6)
+            #expect(await eventually(timeout: .seconds(5)) { await s.inboxCount(u) == 1 }, "the fire did not reach notifications ahead of its instant")
+            #expect(push.requests("webhook").isEmpty, "pushed before its instant")
+            #expect(await eventually(timeout: .seconds(15)) { push.requests("webhook").count == 1 })
+            let hook = try #require(push.requests("webhook").first)
+            #expect(hook.at >= due, "webhook \(hook.at) before \(due)")
+            // Polling alone would have sent it up to 5 s late (at the first poll after the instant).
+            #expect(hook.at < due.addingTimeInterval(0.5), "webhook \(hook.at), \(hook.at.timeIntervalSince(due)) s after \(due)")
+        }
+    }
+
     @Test("a fire announced ahead and then deleted before its instant never rings: withdrawn from inbox, live stream and push queue")
     func withdrawnBeforeInstant() async throws {
         try await withSuite { s, push in

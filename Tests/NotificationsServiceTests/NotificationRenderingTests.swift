@@ -123,4 +123,33 @@ struct NotificationRenderingTests {
         #expect(accepted.recipients == ["lex"])
         #expect(accepted.content.body == "Partner joined Household")
     }
+
+    @Test("a batch is numbered fires and warnings due now first, then the rest due now, then what waits for its instant; stable within each")
+    func urgentFirstOrder() {
+        func n(_ type: String, at: Date?) -> RenderedNotification {
+            RenderedNotification(recipients: ["u"], content: PushContent(type: type, title: "", body: "", data: [:], urgent: type == "alarm_fired",
+                                                                         deepLink: nil, collapseKey: nil), deliverAt: at)
+        }
+        let later = now.addingTimeInterval(8), past = now.addingTimeInterval(-1)
+        let batch: [(RenderedNotification, Int)] = [
+            (n("alarm_fired", at: later), 0), (n("alarm_completed", at: nil), 1), (n("alarm_fired", at: past), 2),
+            (n("alarm_missed", at: nil), 3), (n("pre_alarm", at: now), 4), (n("pre_alarm", at: later), 5), (n("alarm_completed", at: nil), 6),
+        ]
+        #expect(NotificationEventHandlers.urgentFirst(batch, now: now).map(\.1) == [2, 4, 1, 3, 6, 0, 5])
+        // One alarm's "Done" for occurrence N and its next fire, due now after a lost lead (one
+        // collapse key): the "Done" stays first, or the phone would replace the ring with it.
+        func keyed(_ type: String, _ key: String, at: Date?) -> RenderedNotification {
+            var r = n(type, at: at)
+            r.content.collapseKey = key
+            return r
+        }
+        let sameAlarm: [(RenderedNotification, Int)] = [
+            (n("alarm_missed", at: nil), 0), (keyed("alarm_completed", "fire-a", at: nil), 1), (keyed("alarm_fired", "fire-a", at: past), 2),
+            (keyed("alarm_fired", "fire-b", at: past), 3),
+        ]
+        #expect(NotificationEventHandlers.urgentFirst(sameAlarm, now: now).map(\.1) == [1, 2, 3, 0])
+        // Already in order: kept as it is.
+        let ordered = [batch[2], batch[4], batch[1], batch[0]]
+        #expect(NotificationEventHandlers.urgentFirst(ordered, now: now).map(\.1) == [2, 4, 1, 0])
+    }
 }

@@ -12,7 +12,7 @@ import Testing
 /// renders and delivers to a local server speaking the APNs, FCM, OAuth and webhook protocols.
 @Suite("Notifications")
 struct NotificationsTests {
-    func withSuite(_ body: (TestSuite, FakePushServer) async throws -> Void) async throws {
+    func withSuite(deliveryPoll: String? = nil, _ body: (TestSuite, FakePushServer) async throws -> Void) async throws {
         let push = try FakePushServer()
         try await push.start()
         defer { push.stop() }
@@ -20,7 +20,7 @@ struct NotificationsTests {
             try s.startCore()
             try s.start("scheduler", migrations: SchedulerService.migrations,
                         extra: ["CHRONIR_SCHEDULER_PARTITIONS": "16"], build: SchedulerService.build)
-            try s.startNotifications(push)
+            try s.startNotifications(push, poll: deliveryPoll)
             try s.startInvitations()
         }) { s in try await body(s, push) }
     }

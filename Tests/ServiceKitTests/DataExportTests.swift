@@ -57,7 +57,7 @@ struct DataExportTests {
             let sg = try #require(try await s.request(.POST, "/v1/groups", token: stranger.token, json: ["name": "Club"]).json["id"]?.stringValue)
             #expect(try await s.request(.POST, "/v1/invitations", token: stranger.token,
                                         json: ["type": "group", "referenceId": sg, "inviteeEmail": owner.email]).status == 201)
-            #expect(await eventually { await s.inboxCount(owner) ?? 0 >= 1 }, "the invitation did not reach the owner's inbox")
+            #expect(await eventually { await s.inboxCount(owner, type: "invitation_received") ?? 0 >= 1 }, "the invitation did not reach the owner's inbox")
 
             let export = try await s.request(.GET, "/v1/me/export", token: owner.token)
             #expect(export.status == 200, "\(export.text)")

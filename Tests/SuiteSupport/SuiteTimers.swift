@@ -30,18 +30,21 @@ extension TestSuite {
         }
     }
 
-    func inboxCount(_ user: TestUser) async -> Int? {
+    /// How many inbox rows `user` has (of `type` only, when given).
+    func inboxCount(_ user: TestUser, type: String? = nil) async -> Int? {
         try? await withDatabase(url: databaseURL, schema: "notifications") {
-            try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid)").first(Int.self)
+            try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid) AND (\(type)::text IS NULL OR type = \(type))")
+                .first(Int.self)
         }
     }
 }
 
 extension TestSuite {
-    /// Starts the notifications service pointed at `push`.
-    func startNotifications(_ push: FakePushServer) throws {
+    /// Starts the notifications service pointed at `push`, looking for due pushes every `poll`
+    /// (default 50 ms) besides its wakes.
+    func startNotifications(_ push: FakePushServer, poll: String? = nil) throws {
         try start("notifications", migrations: NotificationsService.migrations,
-                  extra: push.environment.merging(["CHRONIR_DELIVERY_POLL": "50ms"]) { $1 }, build: NotificationsService.build)
+                  extra: push.environment.merging(["CHRONIR_DELIVERY_POLL": poll ?? "50ms"]) { $1 }, build: NotificationsService.build)
     }
 
     /// Waits until notifications knows `count` devices of the user.

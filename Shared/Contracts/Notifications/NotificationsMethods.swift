@@ -9,7 +9,7 @@ public enum NotificationsMethods {
             /// The last id the client has (0 or absent: from the start of the retained inbox).
             public var since: Int64?
             public var limit: Int?
-            /// Whether silent entries (`alarm_changed`) are included: the live stream's replay
+            /// Whether silent entries (`alarm_changed`, `plan_changed`) are included: the live stream's replay
             /// asks for them; the inbox a person reads (`GET /v1/me/notifications`) leaves them out.
             public var silent: Bool?
             public init(since: Int64?, limit: Int?, silent: Bool? = nil) {

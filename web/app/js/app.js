@@ -25,7 +25,7 @@ const routes = [
   [/^#\/settings$/, () => settingsView(), true],
 ];
 
-async function route() {
+async function route({ keepFocus = false } = {}) {
   const hash = location.hash || (session.get() ? "#/alarms" : "#/signup");
   const signed = !!session.get();
   const match = routes.map(([re, fn, auth]) => [hash.match(re), fn, auth]).find(([m]) => m);
@@ -41,6 +41,7 @@ async function route() {
   cleanup = null;
   document.getElementById("overlay").replaceChildren();   // a sheet belongs to the page it opened on
   view.replaceChildren();
+  delete view.dataset.edited;
   const mine = ++generation;   // a slow page that finishes after a later navigation is dropped
   try {
     const result = await fn(m);
@@ -51,7 +52,7 @@ async function route() {
     if (mine !== generation) return;
     view.replaceChildren(Object.assign(document.createElement("p"), { className: "error", textContent: e.message }));
   }
-  view.focus({ preventScroll: true });
+  if (!keepFocus) view.focus({ preventScroll: true });
 }
 
 function startLive() {
@@ -84,9 +85,12 @@ function startLive() {
       }
     } else if (type === "plan_changed") {
       // Bought on a phone, lapsed, or set by support: the limits and locks on this page follow now.
+      // The page is drawn again only when nothing would be lost: no sheet or ringing alarm open,
+      // no form on the page typed into (the list repaints itself from the store meanwhile).
       await store.loadMe().catch(() => {});
       toast(n.body);
-      if (!document.getElementById("overlay").hasChildNodes()) route();
+      const busy = document.getElementById("overlay").hasChildNodes() || document.querySelector(".firing") || view.dataset.edited;
+      if (!busy) route({ keepFocus: true });
     } else if (type === "pre_alarm" || type === "alarm_missed" || type.startsWith("invitation")) {
       toast(n.body ? `${n.title}: ${n.body}` : n.title);
       store.sync().catch(() => {});
@@ -109,7 +113,9 @@ document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "visible" && session.get()?.accessToken) store.loadMe().catch(() => {});
 });
 window.addEventListener("chronir:signed-out", signedOut);
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => route());
+// A form on the page that was typed into is not redrawn under the user (a plan change).
+view.addEventListener("input", () => { view.dataset.edited = "1"; });
 window.addEventListener("online", () => {
   document.getElementById("offline").hidden = true;
   store.flushMarks().catch(() => {}).then(() => store.sync().catch(() => {}));

@@ -23,6 +23,11 @@ final class DeliveryWorker: Service, Sendable {
     private let signal = WakeSignal()
     /// Set by shutdown: claim nothing more, finish and record what is claimed.
     private let stopping = Atomic<Bool>(false)
+    /// The instants queued pushes wait for, in Unix milliseconds, ascending (at most
+    /// ``maxInstants``; beyond, the latest are left to the poll): the wait ends at the first
+    /// rather than at the next poll.
+    private let instants = Mutex<[Int64]>([])
+    private let maxInstants = 4_096
     /// Deliveries claimed at a time; the next claim starts when fewer than `concurrency` are
     /// left to send.
     private var batchSize: Int { max(concurrency * 2, 128) }
@@ -40,6 +45,39 @@ final class DeliveryWorker: Service, Sendable {
 
     /// New deliveries were queued.
     func wake() { signal.signal() }
+
+    /// Deliveries were queued for these instants: look for them then (the poll would find them
+    /// up to one poll interval later). Called after the transaction that queued them commits.
+    func wake(at dates: [Date]) {
+        guard !dates.isEmpty else { return }
+        let earlier = instants.withLock { list -> Bool in
+            let before = list.first
+            for d in dates {
+                let ms = Int64((d.timeIntervalSince1970 * 1000).rounded(.up))
+                var lo = 0, hi = list.count
+                while lo < hi { let mid = (lo + hi) / 2; if list[mid] < ms { lo = mid + 1 } else { hi = mid } }
+                if lo < list.count, list[lo] == ms { continue }
+                list.insert(ms, at: lo)
+            }
+            if list.count > maxInstants { list.removeLast(list.count - maxInstants) }
+            return list.first != before
+        }
+        if earlier { signal.signal() }
+    }
+
+    /// How long until the earliest known instant (at most one poll); zero once it has come, and
+    /// the instants passed are then forgotten (the claim that follows finds what waited for them).
+    private func untilInstant() -> Duration {
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        return instants.withLock { list in
+            guard let first = list.first else { return poll }
+            if first <= now {
+                list.removeFirst(list.prefix { $0 <= now }.count)
+                return .zero
+            }
+            return min(poll, .milliseconds(first - now))
+        }
+    }
 
     struct Claimed: Sendable {
         var target: PushTarget
@@ -88,7 +126,9 @@ final class DeliveryWorker: Service, Sendable {
             var wokenWhileClaiming = false
             var finished: [Sent] = []
             while true {
-                if signal.take() {
+                // A wake, or the instant pushes were queued for has come (also while sends are
+                // in flight): claim again.
+                if signal.take() || (exhausted && untilInstant() == .zero) {
                     exhausted = false
                     if claiming { wokenWhileClaiming = true }
                 }
@@ -134,7 +174,8 @@ final class DeliveryWorker: Service, Sendable {
                 guard let step = await group.next() else {
                     // Nothing claimed, in flight or to record.
                     if stop { return }
-                    await signal.wait(timeout: poll)
+                    let wait = untilInstant()
+                    if wait > .zero { await signal.wait(timeout: wait) }
                     exhausted = false
                     continue
                 }

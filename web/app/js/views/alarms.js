@@ -281,7 +281,7 @@ export async function detailView(id) {
         page.hiddenCount ? `${page.hiddenCount} more kept — ` : "", h("a", { href: "#/upgrade" }, "see the full history with Plus")) : null,
       // One entry per occurrence, newest first: the occurrence's date as its headline with a
       // coloured mark, then what happened, who and when (a list: it reads on a phone).
-      page.completions.length ? h("ol", { class: "history", "aria-label": "Completion history" },
+      page.completions.length ? h("ol", { class: "history", role: "list", "aria-label": "Completion history" },
         ...page.completions.map((c) => h("li", { "data-status": c.status },
           h("span", { class: "occ" }, ...when(c.scheduledDate)),
           h("span", { class: "mark", "data-mark": mark(c).key }, mark(c).text),
