@@ -62,6 +62,10 @@ struct PlanChangeLiveTests {
             #expect(stored == 2)
             let inbox = try await s.request(.GET, "/v1/me/notifications", token: user.token)
             #expect(inbox.json["notifications"]?.arrayValue?.contains { $0["type"]?.stringValue == "plan_changed" } == false, "\(inbox.text)")
+            // Nor can it be acknowledged there: a sync signal, not something a person read.
+            let planId = try #require(live.ids.first)
+            let ack = try await s.request(.POST, "/v1/me/notifications/\(planId)/ack", token: user.token)
+            #expect(ack.status == 404, "\(ack.text)")
 
             // A deleted account leaves no tier behind.
             #expect(try await s.request(.DELETE, "/v1/me", token: user.token).status == 204)

@@ -180,12 +180,16 @@ struct NotificationStore: Sendable {
         try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self)
     }
 
+    /// The types of silent entries: sync signals for devices and live streams, left out of the
+    /// inbox a person reads and not acknowledged there.
+    static let silentTypes = ["alarm_changed", "plan_changed"]
+
     /// Up to `rows` inbox rows of `user` after the cursor `since`, by id; silent entries
     /// (`alarm_changed`, `plan_changed`: sync signals rather than something to read) only when `silent`.
     func inbox(of user: String, after since: Int64, rows: Int, silent: Bool = false) async throws -> [InboxNotification] {
         try await Self.decodeInbox(database.query("""
             SELECT \(unescaped: Self.inboxColumns) FROM inbox
-            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type NOT IN ('alarm_changed', 'plan_changed')) ORDER BY id LIMIT \(rows)
+            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type <> ALL(\(Self.silentTypes))) ORDER BY id LIMIT \(rows)
             """))
     }
 
@@ -199,8 +203,10 @@ struct NotificationStore: Sendable {
     /// Acknowledges inbox row `id` of `user` (a second acknowledgement keeps the first's time);
     /// nil when `user` has no such row.
     func ack(_ id: Int64, user: String) async throws -> InboxNotification? {
+        // A silent entry is a sync signal, not in the inbox a person reads: nothing to acknowledge.
         let rows = try await Self.decodeInbox(database.query("""
-            UPDATE inbox SET acked_at = coalesce(acked_at, now()) WHERE id = \(id) AND user_id = \(user) RETURNING \(unescaped: Self.inboxColumns)
+            UPDATE inbox SET acked_at = coalesce(acked_at, now())
+            WHERE id = \(id) AND user_id = \(user) AND type <> ALL(\(Self.silentTypes)) RETURNING \(unescaped: Self.inboxColumns)
             """))
         return rows.first
     }
