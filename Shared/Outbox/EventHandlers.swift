@@ -12,6 +12,14 @@ public struct EventContext: Sendable {
     /// The context of the event's process span (batch handlers pass it to what they publish).
     public var traceContext: ServiceContext = .topLevel
 
+    /// A context for `event` (the consumer builds these; tests and tools that apply an event
+    /// themselves too).
+    public init(event: DeliveredEvent, logger: Logger, traceContext: ServiceContext = .topLevel) {
+        self.event = event
+        self.logger = logger
+        self.traceContext = traceContext
+    }
+
     /// The envelope.
     public var envelope: Envelope { event.envelope }
 }

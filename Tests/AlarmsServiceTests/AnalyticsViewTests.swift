@@ -31,14 +31,17 @@ struct AnalyticsViewTests {
         let marked = AlarmsEvents.OccurrenceMarked(
             alarm: Self.state, completionId: "c1", status: .completed, scheduledDate: Date(timeIntervalSince1970: 1_772_355_600),
             completedAt: Date(timeIntervalSince1970: 1_772_355_900.25), userId: "member", userDisplayName: "Mem")
-        let completed = try Self.read(marked, as: AnalyticsViews.Completed.self)
-        #expect(completed.alarm == .init(ownerId: "owner", schedule: .init(type: "monthly")))
-        #expect(completed.scheduledDate == marked.scheduledDate)
-        #expect(completed.completedAt == marked.completedAt)
-        #expect(completed.userId == "member")
+        // Version 1 (an outbox an older build filled): the owner and type inside the state.
+        let completed = try Self.read(marked, as: AnalyticsViews.CompletedV1.self).completed
+        #expect(completed == .init(ownerId: "owner", scheduleType: "monthly", scheduledDate: marked.scheduledDate,
+                                   completedAt: marked.completedAt, userId: "member"))
         var missed = marked
         missed.userId = nil
-        #expect(try Self.read(missed, as: AnalyticsViews.Completed.self).userId == nil)
+        #expect(try Self.read(missed, as: AnalyticsViews.CompletedV1.self).userId == nil)
+        // Version 2: the same values from the slim payload.
+        let slim = AlarmsEvents.OccurrenceCompleted(alarm: Self.state, completionId: "c1", scheduledDate: marked.scheduledDate,
+                                                    completedAt: marked.completedAt, userId: "member", userDisplayName: "Mem")
+        #expect(try Self.read(slim, as: AnalyticsViews.Completed.self) == completed)
 
         let snoozed = AlarmsEvents.Snoozed(alarm: Self.state, occurrenceAt: marked.scheduledDate,
                                            refireAt: Date(timeIntervalSince1970: 1_772_356_200), snoozeCount: 2, userId: "member")
@@ -51,7 +54,7 @@ struct AnalyticsViewTests {
     func missingMember() throws {
         let error = #expect(throws: ServiceError.self) {
             _ = try Envelope(type: "alarms.test", source: "alarms/1", payload: Data(#"{"alarm":{"ownerId":"o"}}"#.utf8))
-                .decodePayload(AnalyticsViews.Completed.self)
+                .decodePayload(AnalyticsViews.CompletedV1.self)
         }
         #expect(error?.message.contains("alarm.schedule") == true, "\(String(describing: error))")
     }

@@ -8,8 +8,9 @@ public enum AlarmsEvents {
     public static let alarmUpserted = TypedEvent<AlarmState>("alarms.alarm-upserted")
     /// An alarm was deleted (soft).
     public static let alarmDeleted = TypedEvent<AlarmState>("alarms.alarm-deleted")
-    /// An occurrence was marked complete.
-    public static let alarmCompleted = TypedEvent<OccurrenceMarked>("alarms.alarm-completed")
+    /// An occurrence was marked complete. Version 2 carries ``OccurrenceCompleted`` (what its
+    /// consumers read); version 1, still read, carried an ``OccurrenceMarked`` with the whole state.
+    public static let alarmCompleted = TypedEvent<OccurrenceCompleted>("alarms.alarm-completed", version: 2)
     /// An occurrence was skipped.
     public static let alarmSkipped = TypedEvent<OccurrenceMarked>("alarms.alarm-skipped")
     /// An occurrence passed its window unmarked (logged `missed`).

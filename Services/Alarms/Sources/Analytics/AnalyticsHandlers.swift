@@ -92,9 +92,12 @@ struct AnalyticsHandlers: Sendable {
             let a = try e.decodePayload(AnalyticsViews.AlarmKind.self)
             return .init(name: .alarmDeleted, uid: actor, at: e.occurredAt, withTier: false, properties: ["intervalType": .string(a.schedule.type)])
         case AlarmsEvents.alarmCompleted:
-            let m = try e.decodePayload(AnalyticsViews.Completed.self)
-            return .init(name: .alarmCompleted, uid: m.userId ?? m.alarm.ownerId, at: m.completedAt, withTier: true,
-                         properties: ["intervalType": .string(m.alarm.schedule.type),
+            // Version 2 names the owner and schedule type itself; version 1 (before the upgrade)
+            // inside the whole alarm state.
+            let m = e.version >= 2 ? try e.decodePayload(AnalyticsViews.Completed.self)
+                                   : try e.decodePayload(AnalyticsViews.CompletedV1.self).completed
+            return .init(name: .alarmCompleted, uid: m.userId ?? m.ownerId, at: m.completedAt, withTier: true,
+                         properties: ["intervalType": .string(m.scheduleType),
                                       "lateSeconds": .number(max(0, m.completedAt.timeIntervalSince(m.scheduledDate)).rounded())])
         case AlarmsEvents.alarmSnoozed:
             let s = try e.decodePayload(AnalyticsViews.Snoozed.self)

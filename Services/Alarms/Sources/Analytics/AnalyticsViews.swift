@@ -23,12 +23,27 @@ enum AnalyticsViews {
         var version: Int
     }
 
-    /// `alarms.alarm-completed`.
+    /// `alarms.alarm-completed` version 2 (the payload names the owner and schedule type).
     struct Completed: Decodable, Equatable {
+        var ownerId: String
+        var scheduleType: String
+        var scheduledDate: Date
+        var completedAt: Date
+        var userId: String?
+    }
+
+    /// `alarms.alarm-completed` version 1 (the whole alarm state in `alarm`), still read from an
+    /// outbox an older build filled.
+    struct CompletedV1: Decodable, Equatable {
         var alarm: AlarmKind
         var scheduledDate: Date
         var completedAt: Date
         var userId: String?
+
+        var completed: Completed {
+            Completed(ownerId: alarm.ownerId, scheduleType: alarm.schedule.type, scheduledDate: scheduledDate,
+                      completedAt: completedAt, userId: userId)
+        }
     }
 
     /// `alarms.alarm-snoozed`.

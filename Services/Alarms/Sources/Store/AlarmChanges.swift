@@ -82,9 +82,9 @@ struct AlarmChanges: Sendable {
     }
 
     /// The event of a completion or skip, in the trace of the request that made it. It carries
-    /// the alarm's new state (version included), which consumers apply as they would an
-    /// `alarm-upserted`, so a mark is one event, not two (a burst of completions is half the
-    /// events to number, send and apply).
+    /// the alarm's new state (version included; a completion only the part a mark changes or its
+    /// consumers read), which consumers apply as they would an `alarm-upserted`, so a mark is
+    /// one event, not two (a burst of completions is half the events to number, send and apply).
     func markEvent(after: Alarm, marked completion: Completion, ownerTier: Tier, missedWindowMinutes: Int?, actor: String?,
                    context: ServiceContext) throws -> Envelope {
         try marked(completion, alarm: after, ownerTier: ownerTier, window: missedWindowMinutes, actor: actor, context: context)
@@ -105,13 +105,22 @@ struct AlarmChanges: Sendable {
 
     private func marked(_ completion: Completion, alarm: Alarm, ownerTier: Tier, window: Int?, actor: String?,
                         context: ServiceContext = .current ?? .topLevel) throws -> Envelope {
+        var state = Self.state(alarm, ownerTier: ownerTier, missedWindowMinutes: window)
+        if completion.status == .completed, let by = completion.userId {
+            // What the completion's consumers read, not the whole state (version 2).
+            let payload = AlarmsEvents.OccurrenceCompleted(
+                alarm: state, completionId: completion.id, scheduledDate: completion.scheduledDate,
+                completedAt: completion.completedAt, userId: by, userDisplayName: completion.userDisplayName)
+            return try outbox.envelope(AlarmsEvents.alarmCompleted, payload, actor: actor, context: context)
+        }
         let type: TypedEvent<AlarmsEvents.OccurrenceMarked>
         switch completion.status {
-        case .completed: type = AlarmsEvents.alarmCompleted
         case .skipped: type = AlarmsEvents.alarmSkipped
         case .missed, .snoozedExpired: type = AlarmsEvents.alarmMissed
+        case .completed:
+            // A completion always has its member (the API's actor); none is a bug upstream.
+            throw ServiceError(.internalError, "completion \(completion.id) of alarm \(alarm.id) has no member")
         }
-        var state = Self.state(alarm, ownerTier: ownerTier, missedWindowMinutes: window)
         // A skip by one member reaches the others as a sync (a completion has its own push).
         if completion.status == .skipped {
             let sync = AlarmSharing.syncMembers(before: nil, after: alarm, actor: actor)

@@ -35,16 +35,29 @@ struct AlarmsEventHandlers: Sendable {
         var pushes: [Envelope] = []
         for ctx in run {
             let e = ctx.envelope
+            let traceparent = e.headers[EnvelopeHeader.traceparent]
             switch e.type {
             case AlarmsEvents.alarmUpserted, AlarmsEvents.alarmDeleted:
-                changes.append(.state(try e.decodePayload(AlarmsEvents.AlarmState.self), traceparent: e.headers[EnvelopeHeader.traceparent]))
+                changes.append(.state(try e.decodePayload(AlarmsEvents.AlarmState.self), traceparent: traceparent))
+            case AlarmsEvents.alarmCompleted where e.version >= 2:
+                // The part of the state a completion changes, applied to the alarm's row.
+                let done = try e.payload(AlarmsEvents.alarmCompleted)
+                changes.append(.completed(done, traceparent: traceparent))
+                changes.append(.settled(alarmId: done.alarmId, occurrence: done.scheduledDate))
+                pushes += try fanOut(done, actor: e.actor, context: ctx.traceContext)
             default:
-                // A mark carries the alarm's new state (a completion or skip comes without an
-                // alarm-upserted of its own): applied first, only if newer, then the occurrence settles.
+                // A skip, a miss, or a version-1 completion carries the alarm's whole new state
+                // (no alarm-upserted of its own follows a mark): applied first, only if newer,
+                // then the occurrence settles.
                 let marked = try e.decodePayload(AlarmsEvents.OccurrenceMarked.self)
-                changes.append(.state(marked.alarm, traceparent: e.headers[EnvelopeHeader.traceparent]))
+                changes.append(.state(marked.alarm, traceparent: traceparent))
                 changes.append(.settled(alarmId: marked.alarm.id, occurrence: marked.scheduledDate))
-                if e.type == AlarmsEvents.alarmCompleted.type { pushes += try fanOut(marked, actor: e.actor, context: ctx.traceContext) }
+                if e.type == AlarmsEvents.alarmCompleted.type, let by = marked.userId {
+                    pushes += try fanOut(AlarmsEvents.OccurrenceCompleted(
+                        alarm: marked.alarm, completionId: marked.completionId, scheduledDate: marked.scheduledDate,
+                        completedAt: marked.completedAt, userId: by, userDisplayName: marked.userDisplayName),
+                        actor: e.actor, context: ctx.traceContext)
+                }
             }
         }
         try await store.apply(run: changes, on: c)
@@ -54,14 +67,14 @@ struct AlarmsEventHandlers: Sendable {
 
     /// A completion of a shared alarm: one push request per other member
     /// ("✓ <title> — Done", "Marked complete by <name>").
-    func fanOut(_ e: AlarmsEvents.OccurrenceMarked, actor: String?, context: ServiceContext) throws -> [Envelope] {
-        guard let by = e.userId, e.alarm.members.count > 1 else { return [] }
+    func fanOut(_ e: AlarmsEvents.OccurrenceCompleted, actor: String?, context: ServiceContext) throws -> [Envelope] {
+        guard let shared = e.shared, shared.members.count > 1 else { return [] }
         let name = e.userDisplayName ?? "a member"
         var envelopes: [Envelope] = []
-        for member in e.alarm.members where member != by {
+        for member in shared.members where member != e.userId {
             envelopes.append(try outbox.envelope(SchedulerEvents.completionPush, SchedulerEvents.CompletionPush(
-                alarmId: e.alarm.id, title: e.alarm.title, occurrenceAt: e.scheduledDate, completionId: e.completionId,
-                completedBy: by, completedByName: name, recipient: member, groupId: e.alarm.groupId), actor: actor, context: context))
+                alarmId: e.alarmId, title: shared.title, occurrenceAt: e.scheduledDate, completionId: e.completionId,
+                completedBy: e.userId, completedByName: name, recipient: member, groupId: shared.groupId), actor: actor, context: context))
         }
         return envelopes
     }

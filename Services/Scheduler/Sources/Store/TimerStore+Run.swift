@@ -9,6 +9,9 @@ extension TimerStore {
     enum AlarmChange: Sendable {
         /// A new state of an alarm (upserted or deleted), with the trace of the change.
         case state(AlarmsEvents.AlarmState, traceparent: String?)
+        /// An occurrence was completed (`alarm-completed` version 2): the part of the alarm's
+        /// state a completion changes, applied to the stored row.
+        case completed(AlarmsEvents.OccurrenceCompleted, traceparent: String?)
         /// An occurrence was completed, skipped or missed.
         case settled(alarmId: String, occurrence: Date)
     }
@@ -22,18 +25,32 @@ extension TimerStore {
     /// occurrence written earlier in the run).
     func apply(run changes: [AlarmChange], on c: PostgresConnection) async throws {
         var latest: [String: (state: AlarmsEvents.AlarmState, traceparent: String?)] = [:]
+        var marks: [String: (mark: AlarmsEvents.OccurrenceCompleted, traceparent: String?)] = [:]
         var settledIDs: [String] = [], settledAt: [Date] = []
         for change in changes {
             switch change {
             case .state(let s, let traceparent):
                 if let seen = latest[s.id], seen.state.version >= s.version { continue }
+                if let m = marks[s.id] {
+                    if m.mark.version >= s.version { continue }
+                    marks[s.id] = nil  // the whole newer state holds what the completion changed
+                }
                 latest[s.id] = (s, traceparent)
+            case .completed(let m, let traceparent):
+                if var seen = latest[m.alarmId] {
+                    guard m.version > seen.state.version else { continue }
+                    seen.state.apply(m)
+                    latest[m.alarmId] = (seen.state, traceparent)
+                } else {
+                    if let seen = marks[m.alarmId], seen.mark.version >= m.version { continue }
+                    marks[m.alarmId] = (m, traceparent)
+                }
             case .settled(let id, let occurrence):
                 settledIDs.append(id)
                 settledAt.append(occurrence)
             }
         }
-        if !latest.isEmpty { try await applyStates(latest, on: c) }
+        if !latest.isEmpty || !marks.isEmpty { try await applyStates(latest, marks: marks, on: c) }
         if !settledIDs.isEmpty {
             try await c.prepared("""
                 DELETE FROM timers t USING unnest(\(settledIDs)::text[], \(settledAt)::timestamptz[]) AS x(id, occ)
@@ -43,8 +60,9 @@ extension TimerStore {
     }
 
     private func applyStates(_ latest: [String: (state: AlarmsEvents.AlarmState, traceparent: String?)],
+                             marks: [String: (mark: AlarmsEvents.OccurrenceCompleted, traceparent: String?)],
                              on c: PostgresConnection) async throws {
-        let ids = latest.keys.sorted()
+        let ids = Set(latest.keys).union(marks.keys).sorted()
         let known = try await c.prepared("""
             SELECT alarm_id, version, next_fire_date, active, offsets FROM alarms WHERE alarm_id = ANY(\(ids)::text[])
             ORDER BY alarm_id FOR UPDATE
@@ -52,27 +70,66 @@ extension TimerStore {
         var previous: [String: (version: Int32, next: Date?, active: Bool, offsets: [Int32])] = [:]
         for try await r in known.decode((String, Int32, Date?, Bool, [Int32]).self) { previous[r.0] = (r.1, r.2, r.3, r.4) }
         var rows = ReadModelRows()
+        var timing = TimingRows()
         var gone = TimerReplacements()
         var timers = PlannedTimers()
         let now = Date()
         for id in ids {
-            var (s, traceparent) = latest[id]!
-            if let p = previous[id], p.version >= Int32(s.version) { continue }
-            // A deleted alarm's row stays only as the version fence: nothing personal in it.
-            if s.deleted { (s.ownerId, s.title, s.members, s.alertMembers, s.assignedTo) = ("", "", [], [], nil) }
-            let active = s.isActive && !s.isPaused && !s.deleted && s.nextFireDate != nil
-            let offsets = s.preAlarmOffsetsMinutes.map(Int32.init)
-            let partition = Int32(Partitioning.partition(of: s.id, partitions: config.partitions))
-            rows.append(s, partition: partition, active: active, offsets: offsets, traceparent: traceparent)
-            if let p = previous[id], p.next == s.nextFireDate, p.active == active, p.offsets == offsets { continue }
-            gone.append(id: id, keeping: active ? s.nextFireDate : nil, offsets: offsets)
-            if active, let occurrence = s.nextFireDate {
-                for t in plannedTimers(occurrence: occurrence, offsets: offsets, windowMinutes: s.missedWindowMinutes, now: now) {
-                    timers.append(partition: partition, alarmId: id, occurrence: occurrence, timer: t)
+            let p = previous[id]
+            let next: Date?, active: Bool, offsets: [Int32], window: Int?
+            if var (s, traceparent) = latest[id] {
+                if let p, p.version >= Int32(s.version) { continue }
+                // A deleted alarm's row stays only as the version fence: nothing personal in it.
+                if s.deleted { (s.ownerId, s.title, s.members, s.alertMembers, s.assignedTo) = ("", "", [], [], nil) }
+                (next, window) = (s.nextFireDate, s.missedWindowMinutes)
+                active = s.isActive && !s.isPaused && !s.deleted && s.nextFireDate != nil
+                offsets = s.preAlarmOffsetsMinutes.map(Int32.init)
+                rows.append(s, partition: partition(of: id), active: active, offsets: offsets, traceparent: traceparent)
+            } else if let (m, traceparent) = marks[id] {
+                guard let p else {
+                    // Its alarm-upserted never reached this read model (an event skipped by an
+                    // operator): nothing to apply the change to; the alarm's next upsert brings it.
+                    logger.warning("a completion of an alarm the scheduler does not hold", metadata: ["alarm": "\(id)", "version": "\(m.version)"])
+                    continue
+                }
+                if p.version >= Int32(m.version) { continue }
+                (next, window) = (m.nextFireDate, m.missedWindowMinutes)
+                active = m.isActive && !m.isPaused && m.nextFireDate != nil
+                offsets = m.preAlarmOffsetsMinutes.map(Int32.init)
+                timing.append(m, active: active, offsets: offsets, traceparent: traceparent)
+            } else {
+                continue
+            }
+            if let p, p.next == next, p.active == active, p.offsets == offsets { continue }
+            gone.append(id: id, keeping: active ? next : nil, offsets: offsets)
+            if active, let occurrence = next {
+                for t in plannedTimers(occurrence: occurrence, offsets: offsets, windowMinutes: window, now: now) {
+                    timers.append(partition: partition(of: id), alarmId: id, occurrence: occurrence, timer: t)
                 }
             }
         }
-        guard !rows.ids.isEmpty else { return }
+        if !timing.ids.isEmpty {
+            // A completion's change: only the columns it can change, in place.
+            try await c.prepared("""
+                UPDATE alarms a SET version = x.v, next_fire_date = CASE WHEN x.hasnf THEN x.nf END, active = x.a,
+                    offsets = ARRAY(SELECT e::int FROM jsonb_array_elements_text(x.offs::jsonb) WITH ORDINALITY AS j(e, n) ORDER BY n),
+                    traceparent = NULLIF(x.tp, '')
+                FROM unnest(\(timing.ids)::text[], \(timing.versions)::int[], \(timing.next)::timestamptz[], \(timing.hasNext)::boolean[],
+                            \(timing.active)::boolean[], \(timing.offsets)::text[], \(timing.traceparents)::text[])
+                    AS x(id, v, nf, hasnf, a, offs, tp)
+                WHERE a.alarm_id = x.id
+                """, logger: logger)
+        }
+        if !rows.ids.isEmpty { try await upsert(rows, on: c) }
+        try await replace(gone, timers, on: c)
+    }
+
+    private func partition(of id: String) -> Int32 {
+        Int32(Partitioning.partition(of: id, partitions: config.partitions))
+    }
+
+    /// Writes whole read-model rows (new alarms, new states).
+    private func upsert(_ rows: ReadModelRows, on c: PostgresConnection) async throws {
         try await c.prepared("""
             INSERT INTO alarms (alarm_id, partition, version, owner_id, title, timezone, time_of_day, next_fire_date, active, offsets,
                 members, alert_members, group_id, assigned_to, traceparent)
@@ -92,6 +149,10 @@ extension TimerStore {
                 alert_members = excluded.alert_members, group_id = excluded.group_id, assigned_to = excluded.assigned_to,
                 traceparent = excluded.traceparent
             """, logger: logger)
+    }
+
+    /// Replaces the timers of alarms whose occurrence, warnings or activity changed.
+    private func replace(_ gone: TimerReplacements, _ timers: PlannedTimers, on c: PostgresConnection) async throws {
         if !gone.ids.isEmpty {
             // Timers of other occurrences and dropped warnings go (all of them when inactive);
             // those of the kept occurrence stay (same ids, no churn).
@@ -169,6 +230,18 @@ private struct ReadModelRows {
     static func json(_ values: [String]) -> String {
         // The fast encoder: JSONSerialization was 13 % of the scheduler's CPU in a burst.
         String(decoding: (try? JSONCoding.encode(values)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+}
+
+/// The columns a completion changes, as columns (for `unnest`).
+private struct TimingRows {
+    var ids: [String] = [], versions: [Int32] = [], next: [Date] = [], hasNext: [Bool] = [], active: [Bool] = []
+    var offsets: [String] = [], traceparents: [String] = []
+
+    mutating func append(_ m: AlarmsEvents.OccurrenceCompleted, active isActive: Bool, offsets o: [Int32], traceparent: String?) {
+        ids.append(m.alarmId); versions.append(Int32(m.version))
+        next.append(m.nextFireDate ?? Date(timeIntervalSince1970: 0)); hasNext.append(m.nextFireDate != nil); active.append(isActive)
+        offsets.append(ReadModelRows.json(o.map(String.init))); traceparents.append(traceparent ?? "")
     }
 }
 
