@@ -187,8 +187,14 @@ public final class OutboxRelay: Service, Sendable {
 
     private func cleanup() async throws {
         let seconds = Int(retention.components.seconds)
+        // The numbered rows before the first one created within the retention, in id
+        // (insertion) order: each was created before the retention began, since the first
+        // later one is after them. (A row of a transaction that began earlier but inserted
+        // later waits for a later sweep.) Both found through the primary key.
         try await database.query("""
-            DELETE FROM outbox WHERE stream = \(stream) AND seq IS NOT NULL AND created_at < now() - make_interval(secs => \(seconds))
+            DELETE FROM outbox WHERE stream = \(stream) AND seq IS NOT NULL AND id < coalesce(
+                (SELECT min(id) FROM outbox WHERE stream = \(stream) AND created_at >= now() - make_interval(secs => \(seconds))),
+                9223372036854775807)
             """)
         // Dead letters hold events (and the personal data in them) no longer than the outbox does.
         try await database.query("DELETE FROM consumer_dead_letters WHERE recorded_at < now() - make_interval(secs => \(seconds))")

@@ -47,6 +47,20 @@ public enum OutboxSchema {
         """,
     ])
 
+    /// A later migration of every service (numbered in its list): two indexes each event wrote
+    /// twice (once on insert, once when the relay numbered it, an update that changes the
+    /// indexed `seq` and so is never HOT) and nothing read. `event_id` was unique, but ids are
+    /// fresh UUIDv7s and nothing looks an event up by its id in the outbox; the retention sweep
+    /// finds its rows through the primary key instead of `outbox_created` (the ids grow with
+    /// the insertion order: ``OutboxRelay``'s `cleanup`). Issue 44: per event, two index
+    /// entries of seven fewer.
+    public static func leanIndexes(_ number: Int) -> Migration {
+        Migration(number, "outbox: no index on event_id or created_at", [
+            "ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_event_id_key",
+            "DROP INDEX IF EXISTS outbox_created",
+        ])
+    }
+
     /// A later migration of every service (numbered in its list): no planner statistics for
     /// envelopes. Nothing filters or sorts by them, and auto-analyze of a busy outbox spent
     /// most of its time sorting thousands of kilobyte-long texts (seen in a load run's profile

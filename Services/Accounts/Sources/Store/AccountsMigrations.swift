@@ -180,5 +180,6 @@ enum AccountsMigrations {
             "ALTER TABLE users ADD COLUMN IF NOT EXISTS analytics_consent boolean NOT NULL DEFAULT false",
             "ALTER TABLE users ADD COLUMN IF NOT EXISTS home_timezone text",
         ]),
+        OutboxSchema.leanIndexes(10),
     ]
 }

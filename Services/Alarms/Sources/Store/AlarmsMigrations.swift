@@ -296,5 +296,6 @@ enum AlarmsMigrations {
             "DROP INDEX IF EXISTS completions_alarm_completed",
             "ALTER TABLE alarms SET (fillfactor = 50)",
         ]),
+        OutboxSchema.leanIndexes(15),
     ]
 }

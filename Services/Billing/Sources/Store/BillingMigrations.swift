@@ -75,5 +75,6 @@ enum BillingMigrations {
             """,
         ]),
         OutboxSchema.payloadStatistics(5),
+        OutboxSchema.leanIndexes(6),
     ]
 }

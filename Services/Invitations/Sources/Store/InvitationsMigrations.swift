@@ -51,5 +51,6 @@ enum InvitationsMigrations {
         ]),
         // Invitations to an address no account has proved go out by mail, queued with the invitation.
         Migration(6, "mail outbox", [MailOutbox.createTable, MailOutbox.createIndex]),
+        OutboxSchema.leanIndexes(7),
     ]
 }

@@ -99,5 +99,6 @@ enum NotificationsMigrations {
         Migration(6, "user tiers read model", [
             "CREATE TABLE user_tiers (user_id text PRIMARY KEY, tier text NOT NULL)",
         ]),
+        OutboxSchema.leanIndexes(7),
     ]
 }

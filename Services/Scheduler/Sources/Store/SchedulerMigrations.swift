@@ -92,5 +92,6 @@ enum SchedulerMigrations {
             "DROP INDEX IF EXISTS timers_due",
             "ALTER TABLE alarms SET (fillfactor = 70)",
         ]),
+        OutboxSchema.leanIndexes(8),
     ]
 }
