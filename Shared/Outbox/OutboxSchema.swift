@@ -47,13 +47,13 @@ public enum OutboxSchema {
         """,
     ])
 
-    /// A later migration of every service (numbered in its list): two indexes each event wrote
-    /// twice (once on insert, once when the relay numbered it, an update that changes the
-    /// indexed `seq` and so is never HOT) and nothing read. `event_id` was unique, but ids are
+    /// A later migration of every service (numbered in its list): two indexes nothing read.
+    /// An event wrote seven index entries: the primary key, `event_id` and `outbox_unsequenced`
+    /// on insert, then the primary key, `event_id`, `outbox_stream_seq` and `outbox_created`
+    /// again when the relay numbered it (an update of the indexed `seq`, never HOT); now four. `event_id` was unique, but ids are
     /// fresh UUIDv7s and nothing looks an event up by its id in the outbox; the retention sweep
     /// finds its rows through the primary key instead of `outbox_created` (the ids grow with
-    /// the insertion order: ``OutboxRelay``'s `cleanup`). Issue 44: per event, two index
-    /// entries of seven fewer.
+    /// the insertion order: ``OutboxRelay``'s `cleanup`). Issue 44.
     public static func leanIndexes(_ number: Int) -> Migration {
         Migration(number, "outbox: no index on event_id or created_at", [
             "ALTER TABLE outbox DROP CONSTRAINT IF EXISTS outbox_event_id_key",

@@ -16,8 +16,13 @@ struct Gateway: Sendable {
 
     /// Sends `payload` (the request body of `method`, passed through undecoded) to `client` on
     /// behalf of `caller` and returns the reply payload. The service validates the body.
-    func call(_ method: any RPCMethod.Type, _ client: RPCClient, payload: Data, caller: Caller?) async throws -> Data {
-        try await client.callRaw(type: method.type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:]).payload
+    /// `idempotencyKey`: the request may be sent again (`retries` times) when an attempt gets no
+    /// answer in time, to whichever replica takes it; only for requests the service makes
+    /// idempotent by that key.
+    func call(_ method: any RPCMethod.Type, _ client: RPCClient, payload: Data, caller: Caller?,
+              idempotencyKey: String? = nil, retries: Int = 0) async throws -> Data {
+        try await client.callRaw(type: method.type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:],
+                                 idempotencyKey: idempotencyKey, retries: retries).payload
     }
 
     /// Sends `payload` as a request of `method` to `client` on behalf of `caller` and answers

@@ -105,9 +105,16 @@ public struct CompletionCreate: Codable, Sendable {
     /// occurrence's window opened (the occurrence before it, or 400 days before it). A time more
     /// than 72 hours before the request is kept but does not count as on time.
     public var completedAt: Date?
+    /// The id the new log takes, chosen by the gateway for each HTTP request (not by clients: it
+    /// overwrites theirs), so the same request retried on another replica after the first died
+    /// finds the log the first one wrote and answers it instead of marking the next occurrence.
+    /// Absent: the service picks one.
+    public var completionId: String?
 
-    public init(alarmId: String, status: String, scheduledDate: Date? = nil, note: String? = nil, completedAt: Date? = nil) {
+    public init(alarmId: String, status: String, scheduledDate: Date? = nil, note: String? = nil, completedAt: Date? = nil,
+                completionId: String? = nil) {
         self.completedAt = completedAt
+        self.completionId = completionId
         self.alarmId = alarmId
         self.status = status
         self.scheduledDate = scheduledDate

@@ -37,6 +37,9 @@ struct CompletionHandlers: Sendable {
             throw ServiceError(.validationFailed, "status must be completed or skipped")
         }
         try AlarmRules.text(req.note, field: "note", max: 500)
+        if let id = req.completionId, id.isEmpty || id.utf8.count > 64 {
+            throw ServiceError(.validationFailed, "completionId must be 1–64 characters")
+        }
         return try await marks.submit(MarkRequest(request: req, actor: actor, receivedAt: Date(), context: context))
     }
 }

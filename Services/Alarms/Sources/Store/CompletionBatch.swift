@@ -76,8 +76,11 @@ struct CompletionBatch: Sendable {
             }
         }
         var marked: [Key: Completion] = [:]
-        for log in try await store.completions(of: asked.map(\.alarmId), at: asked.map(\.occurrence), on: c) {
+        let requestIds = batch.compactMap(\.request.completionId)
+        var byId: [String: Completion] = [:]
+        for log in try await store.completions(of: asked.map(\.alarmId), at: asked.map(\.occurrence), ids: requestIds, on: c) {
             marked[Key(alarmId: log.alarmId, occurrence: log.scheduledDate)] = log
+            byId[log.id] = log
         }
         var before: [String: Alarm] = [:]
         var now: [String: Alarm] = [:]
@@ -88,6 +91,16 @@ struct CompletionBatch: Sendable {
             do {
                 guard let t = targets[i] else { throw AlarmHandlers.notFound(m.request.alarmId) }
                 let a = now[t.alarm.id] ?? t.alarm
+                if let id = m.request.completionId, let log = byId[id] {
+                    // This very request, retried after the replica that first took it died (or
+                    // its answer was lost): the log it wrote, answered as the first time.
+                    guard a.isVisible(to: m.actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(m.request.alarmId) }
+                    guard log.alarmId == a.id, log.userId == m.actor, log.status == m.status else {
+                        throw ServiceError(.alreadyExists, "completionId belongs to another mark")
+                    }
+                    answers.append(.success(CompletionRecorded(completion: log, alarm: a, created: true)))
+                    continue
+                }
                 let (key, next, at) = try check(m, on: a) { marked[Key(alarmId: a.id, occurrence: $0)] != nil }
                 let first = marked[key]
                 if let first, !first.status.unmarked {
@@ -98,6 +111,7 @@ struct CompletionBatch: Sendable {
                 let (log, n) = apply(m, occurrence: key.occurrence, at: at, to: a, next: next, actorName: t.actorName,
                                      window: t.missedWindowMinutes, replacing: first)
                 marked[key] = log
+                byId[log.id] = log
                 logs.append(log)
                 events.append(try changes.markEvent(after: n, marked: log, ownerTier: t.ownerTier, missedWindowMinutes: t.missedWindowMinutes,
                                                             actor: m.actor, context: m.context))
@@ -137,7 +151,7 @@ struct CompletionBatch: Sendable {
                                            receivedAt: m.receivedAt)
         let snoozes = missed?.snoozeCount ?? (occurrence == a.nextFireDate ? a.snoozeCount : 0)
         let log = Completion(
-            id: missed?.id ?? UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
+            id: missed?.id ?? m.request.completionId ?? UUIDv7.string(), alarmId: a.id, userId: m.actor, userDisplayName: actorName, status: m.status,
             scheduledDate: occurrence, completedAt: at, note: m.request.note, onTime: onTime,
             createdAt: missed?.createdAt ?? m.receivedAt, snoozeCount: snoozes, lateAt: missed == nil ? nil : m.receivedAt
         )

@@ -41,13 +41,23 @@ extension AlarmStore {
         return targets
     }
 
-    /// The logs that already exist for these (alarm, occurrence) pairs. Exact when the alarms
-    /// are locked: every log is written under its alarm's lock.
-    func completions(of alarmIds: [String], at occurrences: [Date], on c: PostgresConnection) async throws -> [Completion] {
-        guard !alarmIds.isEmpty else { return [] }
+    /// The logs that already exist for these (alarm, occurrence) pairs, and those with these
+    /// `ids` (a retried request's log). Exact when the alarms are locked: every log is written
+    /// under its alarm's lock.
+    func completions(of alarmIds: [String], at occurrences: [Date], ids: [String] = [], on c: PostgresConnection) async throws -> [Completion] {
+        guard !alarmIds.isEmpty || !ids.isEmpty else { return [] }
+        guard !ids.isEmpty else {
+            return try await Self.decodeCompletions(c.prepared("""
+                SELECT \(unescaped: Self.completionColumns) FROM completions
+                WHERE (alarm_id, scheduled_date) IN (SELECT * FROM unnest(\(alarmIds)::text[], \(occurrences)::timestamptz[]))
+                """, logger: logger))
+        }
+        // Two index lookups (an OR of the two would scan the table); a log found by both comes twice.
         return try await Self.decodeCompletions(c.prepared("""
             SELECT \(unescaped: Self.completionColumns) FROM completions
             WHERE (alarm_id, scheduled_date) IN (SELECT * FROM unnest(\(alarmIds)::text[], \(occurrences)::timestamptz[]))
+            UNION ALL
+            SELECT \(unescaped: Self.completionColumns) FROM completions WHERE id = ANY(\(ids)::text[])
             """, logger: logger))
     }
 

@@ -71,8 +71,14 @@ enum AlarmRoutes {
         }
         router.post("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
-            let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))])
-            let reply = try await g.call(AlarmsMethods.Complete.self, g.clients.alarms, payload: payload, caller: caller)
+            // The new log's id, chosen here: an attempt that reached a replica which died
+            // before answering is sent again to another one, which finds the log if the first
+            // committed it and answers it, instead of marking the next occurrence.
+            let completionId = UUIDv7.string()
+            let payload = try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id")),
+                                                                         "completionId": .string(completionId)])
+            let reply = try await g.call(AlarmsMethods.Complete.self, g.clients.alarms, payload: payload, caller: caller,
+                                         idempotencyKey: completionId, retries: 1)
             // Only `created` is read: the body passes through as the alarms service wrote it.
             let created = try JSONMember.raw("created", in: reply) == Data("true".utf8)
             return HTTPSupport.json(reply, status: created ? .created : .ok)

@@ -117,7 +117,7 @@ extension TimerStore {
                 FROM unnest(\(timing.ids)::text[], \(timing.versions)::int[], \(timing.next)::timestamptz[], \(timing.hasNext)::boolean[],
                             \(timing.active)::boolean[], \(timing.offsets)::text[], \(timing.traceparents)::text[])
                     AS x(id, v, nf, hasnf, a, offs, tp)
-                WHERE a.alarm_id = x.id
+                WHERE a.alarm_id = x.id AND a.version < x.v
                 """, logger: logger)
         }
         if !rows.ids.isEmpty { try await upsert(rows, on: c) }
