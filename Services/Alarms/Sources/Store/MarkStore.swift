@@ -46,12 +46,6 @@ extension AlarmStore {
     /// under its alarm's lock.
     func completions(of alarmIds: [String], at occurrences: [Date], ids: [String] = [], on c: PostgresConnection) async throws -> [Completion] {
         guard !alarmIds.isEmpty || !ids.isEmpty else { return [] }
-        guard !ids.isEmpty else {
-            return try await Self.decodeCompletions(c.prepared("""
-                SELECT \(unescaped: Self.completionColumns) FROM completions
-                WHERE (alarm_id, scheduled_date) IN (SELECT * FROM unnest(\(alarmIds)::text[], \(occurrences)::timestamptz[]))
-                """, logger: logger))
-        }
         // Two index lookups (an OR of the two would scan the table); a log found by both comes twice.
         return try await Self.decodeCompletions(c.prepared("""
             SELECT \(unescaped: Self.completionColumns) FROM completions
