@@ -1,8 +1,11 @@
 import Foundation
 
-/// A `Decoder` over a compact tree parsed in one pass: faster than Foundation's
-/// `JSONDecoder` on message-sized input, with the same error shapes (`DecodingError` with
-/// the coding path), so ``JSONCoding/describe(_:)`` names the offending field.
+/// A `Decoder` that fills the value straight from the bytes: one pass records where each value
+/// is (``TapeEntry``, a flat array, no tree), and the containers read strings and numbers out of
+/// the input only when the value asks for them. Member lookups start where the previous one
+/// ended, since code reads members in the order they were written. Errors have Foundation's
+/// shapes (`DecodingError` with the coding path), so ``JSONCoding/describe(_:)`` names the
+/// offending field.
 ///
 /// Dates are RFC 3339 strings (``ISOTime``), `Data` base64, `URL` strings. Integers must be
 /// whole numbers in range; duplicate member names keep the last value.
@@ -11,35 +14,223 @@ public struct FastJSONDecoder: Sendable {
 
     /// Decodes `type` from JSON bytes.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        let root: JSONNode
+        let tape: [TapeEntry]
         do {
-            root = try data.withUnsafeBytes { raw in
-                var parser = JSONTreeParser(raw)
-                let node = try parser.parseValue(depth: 0)
-                parser.skipWhitespace()
-                guard parser.atEnd else { throw JSONTreeParser.Failure(message: "trailing bytes", offset: parser.offset) }
-                return node
-            }
-        } catch let failure as JSONTreeParser.Failure {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(failure.message) at byte \(failure.offset)"))
+            tape = try data.withUnsafeBytes { try JSONTapeParser.parse($0) }
+        } catch let error as JSONTapeParser.Failure {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(error.message) at byte \(error.offset)"))
         }
-        return try NodeDecoding.decode(T.self, from: root, in: DecodePath())
+        return try TapeState(input: TapeInput(data: data, tape: tape)).decode(T.self, at: 0)
     }
 }
 
-/// A parsed JSON value. Numbers keep their text so 64-bit integers stay exact.
-enum JSONNode {
-    case null
-    case bool(Bool)
-    case number(String)
-    case string(String)
-    case array([JSONNode])
-    case object([(String, JSONNode)])
+/// The input of one decoding: its bytes and their tape, shared by every container of it.
+final class TapeInput {
+    let data: Data
+    var tape: [TapeEntry]
 
+    init(data: Data, tape: [TapeEntry]) {
+        self.data = data
+        self.tape = tape
+    }
+
+    /// The entry at `index`; -1 stands for an absent value read as null (a missing `super`).
+    func entry(_ index: Int) -> TapeEntry {
+        index >= 0 ? tape[index] : TapeEntry(kind: .null, start: 0)
+    }
+
+    /// The value entry of the member `name` of the object at `object`, or nil.
+    func member(_ name: String, of object: Int) -> Int? {
+        let o = tape[object]
+        guard o.count > 0 else { return nil }
+        return data.withUnsafeBytes { bytes -> Int? in
+            if o.flag {
+                // Repeated names: the last one counts.
+                var found: Int?
+                var k = object + 1
+                for _ in 0..<o.count {
+                    if JSONTapeText.equals(tape[k], name, in: bytes) { found = k + 1 }
+                    k = Int(tape[k + 1].end)
+                }
+                return found
+            }
+            let first = object + 1, end = Int(o.end)
+            var k = Int(o.hint)
+            for _ in 0..<o.count {
+                if k >= end { k = first }
+                if JSONTapeText.equals(tape[k], name, in: bytes) {
+                    tape[object].hint = Int32(k)
+                    return k + 1
+                }
+                k = Int(tape[k + 1].end)
+            }
+            return nil
+        }
+    }
+
+    /// The member names of the object at `object`, in order.
+    func memberNames(of object: Int) -> [String] {
+        let o = tape[object]
+        var names: [String] = []
+        names.reserveCapacity(Int(o.count))
+        var k = object + 1
+        for _ in 0..<o.count {
+            if let name = try? string(k) { names.append(name) }
+            k = Int(tape[k + 1].end)
+        }
+        return names
+    }
+
+    func string(_ index: Int) throws -> String {
+        let e = tape[index]
+        return try data.withUnsafeBytes { try JSONTapeText.string(e, in: $0) }
+    }
+
+    func numberText(_ index: Int) -> String {
+        let e = tape[index]
+        return data.withUnsafeBytes { JSONTapeText.numberText(e, in: $0) }
+    }
+}
+
+/// The keys leading to the value being decoded, one array shared by a decoding's containers:
+/// a member's key is pushed while its value decodes and popped after, so a container's coding
+/// path is a length into this array, built only when read (an error, or code that asks). A
+/// container used after a sibling's value moved on (decoding code that kept it) gets a state of
+/// its own, with its own path.
+final class TapeState {
+    let input: TapeInput
+    var keys: [any CodingKey]
+
+    init(input: TapeInput, keys: [any CodingKey] = []) {
+        self.input = input
+        self.keys = keys
+    }
+
+    /// The coding path of a container `depth` keys deep.
+    func prefix(_ depth: Int) -> [any CodingKey] { Array(keys.prefix(depth)) }
+
+    /// Decodes the value at `index` at the path the keys hold now.
+    func decode<T: Decodable>(_ type: T.Type, at index: Int) throws -> T {
+        let depth = keys.count
+        if let primitive = try primitive(type, index, prefix(depth)) { return primitive }
+        if let special = try special(type, index, prefix(depth)) { return special }
+        return try T(from: TapeDecoder(state: self, index: index, depth: depth))
+    }
+
+    /// Decodes the value at `index` as the member `key` (nil: the same value, as a single-value
+    /// container does) of a container `depth` keys deep.
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, depth: Int, key: (any CodingKey)?) throws -> T {
+        let stack = keys.count == depth ? self : TapeState(input: input, keys: prefix(depth))
+        guard let key else { return try stack.decode(type, at: index) }
+        stack.keys.append(key)
+        defer { stack.keys.removeLast() }
+        return try stack.decode(type, at: index)
+    }
+
+    /// A decoder of the member `key` of a container `depth` keys deep with a path of its own
+    /// (nested containers and super decoders, which may be kept and used out of order).
+    func detached(_ index: Int, depth: Int, key: (any CodingKey)?) -> TapeDecoder {
+        let state = TapeState(input: input, keys: prefix(depth) + (key.map { [$0] } ?? []))
+        return TapeDecoder(state: state, index: index, depth: state.keys.count)
+    }
+
+    // MARK: - Values
+
+    /// Strings, integers, booleans and doubles reached through generic code (the elements of
+    /// `[String]`, say): read here, as the containers' concrete overloads do, instead of through
+    /// `T(from:)` and a single-value container.
+    func primitive<T>(_ type: T.Type, _ index: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
+        if T.self == String.self { return unsafeBitCast(try string(index, path()), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(index, path(), Int.self), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(index, path()), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(index, path()), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try integer(index, path(), Int64.self), to: T.self) }
+        return nil
+    }
+
+    /// Dates, URLs, data and decimals, which have a fixed JSON form.
+    func special<T>(_ type: T.Type, _ index: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
+        if T.self == Date.self {
+            let e = input.entry(index)
+            guard e.kind == .string else { throw mismatch(Date.self, e, path()) }
+            let ms = e.flag ? ISOTime.parseEpochMilliseconds(try input.string(index))
+                : input.data.withUnsafeBytes { ISOTime.parseEpochMilliseconds(UnsafeRawBufferPointer(rebasing: $0[Int(e.start)..<Int(e.start + e.length)])) }
+            guard let ms else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "expected an RFC 3339 timestamp, got \"\((try? input.string(index)) ?? "")\""))
+            }
+            return (Date(timeIntervalSince1970: Double(ms) / 1000) as! T)
+        }
+        if T.self == URL.self {
+            let text = try string(index, path(), URL.self)
+            guard let url = URL(string: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid URL \"\(text)\""))
+            }
+            return (url as! T)
+        }
+        if T.self == Data.self {
+            let text = try string(index, path(), Data.self)
+            guard let data = Data(base64Encoded: text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid base64"))
+            }
+            return (data as! T)
+        }
+        if T.self == Decimal.self {
+            let e = input.entry(index)
+            guard e.kind == .number, let d = Decimal(string: input.numberText(index)) else { throw mismatch(Decimal.self, e, path()) }
+            return (d as! T)
+        }
+        return nil
+    }
+
+    func mismatch(_ type: Any.Type, _ e: TapeEntry, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
+        if e.kind == .null {
+            return .valueNotFound(type, .init(codingPath: path(), debugDescription: "expected \(type) but found null"))
+        }
+        return .typeMismatch(type, .init(codingPath: path(), debugDescription: "expected \(type) but found \(e.kindName)"))
+    }
+
+    func isNull(_ index: Int) -> Bool { input.entry(index).kind == .null }
+
+    func string(_ index: Int, _ path: @autoclosure () -> [any CodingKey], _ type: Any.Type = String.self) throws -> String {
+        let e = input.entry(index)
+        guard e.kind == .string else { throw mismatch(type, e, path()) }
+        return try input.string(index)
+    }
+
+    func bool(_ index: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        switch input.entry(index).kind {
+        case .true: return true
+        case .false: return false
+        default: throw mismatch(Bool.self, input.entry(index), path())
+        }
+    }
+
+    func double(_ index: Int, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        let e = input.entry(index)
+        guard e.kind == .number else { throw mismatch(Double.self, e, path()) }
+        if let whole = input.data.withUnsafeBytes({ JSONTapeText.integer(e, in: $0, as: Int64.self) }),
+           whole.magnitude < 1 << 53 {
+            return Double(whole)
+        }
+        guard let d = Double(input.numberText(index)) else { throw mismatch(Double.self, e, path()) }
+        return d
+    }
+
+    func integer<I: FixedWidthInteger>(_ index: Int, _ path: @autoclosure () -> [any CodingKey], _ type: I.Type) throws -> I {
+        let e = input.entry(index)
+        guard e.kind == .number else { throw mismatch(I.self, e, path()) }
+        if let v = input.data.withUnsafeBytes({ JSONTapeText.integer(e, in: $0, as: I.self) }) { return v }
+        let text = input.numberText(index)
+        if e.flag, let d = Double(text), d.rounded() == d, let v = I(exactly: d) { return v }
+        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "number \(text) does not fit in \(I.self)"))
+    }
+}
+
+extension TapeEntry {
     var kindName: String {
-        switch self {
+        switch kind {
         case .null: "null"
-        case .bool: "a boolean"
+        case .true, .false: "a boolean"
         case .number: "a number"
         case .string: "a string"
         case .array: "an array"
@@ -48,451 +239,27 @@ enum JSONNode {
     }
 }
 
-struct JSONTreeParser {
-    struct Failure: Error {
-        let message: String
-        let offset: Int
-    }
-
-    private let bytes: UnsafeRawBufferPointer
-    private(set) var offset = 0
-    /// The members and elements of the objects and arrays being parsed, as stacks: each
-    /// container's end copies its own into an array of the exact size (one allocation, where
-    /// appending to a growing array was one per doubling).
-    private var members: [(String, JSONNode)] = []
-    private var elements: [JSONNode] = []
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    var atEnd: Bool { offset >= bytes.count }
-
-    mutating func skipWhitespace() {
-        while offset < bytes.count {
-            switch bytes[offset] {
-            case 0x20, 0x09, 0x0A, 0x0D: offset += 1
-            default: return
-            }
-        }
-    }
-
-    private func fail(_ message: String) -> Failure { Failure(message: message, offset: offset) }
-
-    mutating func parseValue(depth: Int) throws -> JSONNode {
-        guard depth < 512 else { throw fail("nesting too deep") }
-        skipWhitespace()
-        guard offset < bytes.count else { throw fail("unexpected end of input") }
-        switch bytes[offset] {
-        case UInt8(ascii: "{"):
-            offset += 1
-            skipWhitespace()
-            if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
-                offset += 1
-                return .object([])
-            }
-            let base = members.count
-            defer { members.removeSubrange(base...) }
-            while true {
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-                let key = try parseString()
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                offset += 1
-                let value = try parseValue(depth: depth + 1)
-                members.append((key, value))
-                skipWhitespace()
-                guard offset < bytes.count else { throw fail("unterminated object") }
-                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
-                if bytes[offset] == UInt8(ascii: "}") { offset += 1; return .object(Array(members[base...])) }
-                throw fail("expected ',' or '}'")
-            }
-        case UInt8(ascii: "["):
-            offset += 1
-            skipWhitespace()
-            if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
-                offset += 1
-                return .array([])
-            }
-            let base = elements.count
-            defer { elements.removeSubrange(base...) }
-            while true {
-                elements.append(try parseValue(depth: depth + 1))
-                skipWhitespace()
-                guard offset < bytes.count else { throw fail("unterminated array") }
-                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
-                if bytes[offset] == UInt8(ascii: "]") { offset += 1; return .array(Array(elements[base...])) }
-                throw fail("expected ',' or ']'")
-            }
-        case UInt8(ascii: "\""):
-            return .string(try parseString())
-        case UInt8(ascii: "t"):
-            try literal("true")
-            return .bool(true)
-        case UInt8(ascii: "f"):
-            try literal("false")
-            return .bool(false)
-        case UInt8(ascii: "n"):
-            try literal("null")
-            return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return .number(try parseNumber())
-        default:
-            throw fail("unexpected character")
-        }
-    }
-
-    private mutating func literal(_ word: StaticString) throws {
-        let n = word.utf8CodeUnitCount
-        guard offset + n <= bytes.count else { throw fail("bad literal") }
-        let p = word.utf8Start
-        for k in 0..<n where bytes[offset + k] != p[k] { throw fail("bad literal") }
-        offset += n
-    }
-
-    private mutating func parseNumber() throws -> String {
-        let start = offset
-        if bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-        var digits = 0
-        while offset < bytes.count, bytes[offset] >= 0x30, bytes[offset] <= 0x39 { offset += 1; digits += 1 }
-        guard digits > 0 else { throw fail("bad number") }
-        if digits > 1, bytes[start + (bytes[start] == UInt8(ascii: "-") ? 1 : 0)] == 0x30 { throw fail("leading zero in number") }
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
-            offset += 1
-            var frac = 0
-            while offset < bytes.count, bytes[offset] >= 0x30, bytes[offset] <= 0x39 { offset += 1; frac += 1 }
-            guard frac > 0 else { throw fail("bad number") }
-        }
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E") {
-            offset += 1
-            if offset < bytes.count, bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-") { offset += 1 }
-            var exp = 0
-            while offset < bytes.count, bytes[offset] >= 0x30, bytes[offset] <= 0x39 { offset += 1; exp += 1 }
-            guard exp > 0 else { throw fail("bad number") }
-        }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
-    }
-
-    private mutating func parseString() throws -> String {
-        var scanner = JSONScanner(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-        do {
-            let s = try scanner.decodeString()
-            offset += scanner.position
-            return s
-        } catch let e as JSONScanner.Failure {
-            throw Failure(message: "\(e)", offset: offset)
-        }
-    }
-}
-
-/// The keys leading to the value being decoded, one array shared by a decoding's containers:
-/// a member's key is pushed while its value decodes and popped after, so a container's coding
-/// path is a length into this array, built only when read (an error, or code that asks). A
-/// `codingPath + [key]` per nested value was an allocation each.
-final class DecodePath {
-    var keys: [any CodingKey]
-
-    init(_ keys: [any CodingKey] = []) { self.keys = keys }
-
-    /// The coding path of a container `depth` keys deep.
-    func prefix(_ depth: Int) -> [any CodingKey] { Array(keys.prefix(depth)) }
-
-    /// Decodes `node` as the member `key` (nil: the same value, as a single-value container
-    /// does) of a container `depth` keys deep. A container used after a sibling's value moved
-    /// on (decoding code that kept it) gets a path of its own instead of this shared one.
-    func decode<T: Decodable>(_ type: T.Type, _ node: JSONNode, depth: Int, key: (any CodingKey)?) throws -> T {
-        let stack = keys.count == depth ? self : DecodePath(prefix(depth))
-        guard let key else { return try NodeDecoding.decode(type, from: node, in: stack) }
-        stack.keys.append(key)
-        defer { stack.keys.removeLast() }
-        return try NodeDecoding.decode(type, from: node, in: stack)
-    }
-
-    /// A decoder of the member `key` of a container `depth` keys deep with a path of its own
-    /// (nested containers and super decoders, which may be kept and used out of order).
-    func detached(_ node: JSONNode, depth: Int, key: (any CodingKey)?) -> NodeDecoder {
-        let path = DecodePath(prefix(depth) + (key.map { [$0] } ?? []))
-        return NodeDecoder(node: node, stack: path, depth: path.keys.count)
-    }
-}
-
-/// Decoding values out of ``JSONNode``s.
-enum NodeDecoding {
-    /// Decodes `node` at the path `stack` holds now.
-    static func decode<T: Decodable>(_ type: T.Type, from node: JSONNode, in stack: DecodePath) throws -> T {
-        let depth = stack.keys.count
-        if let primitive = try primitive(type, node, stack.prefix(depth)) { return primitive }
-        if let special = try special(type, node, stack.prefix(depth)) { return special }
-        return try T(from: NodeDecoder(node: node, stack: stack, depth: depth))
-    }
-
-    /// Strings, integers, booleans and doubles reached through generic code (the elements of
-    /// `[String]`, say): read here, as the containers' concrete overloads do, instead of through
-    /// `T(from:)` and a single-value container (two existential boxes per element).
-    static func primitive<T>(_ type: T.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
-        if T.self == String.self { return unsafeBitCast(try string(node, path()), to: T.self) }
-        if T.self == Int.self { return unsafeBitCast(try integer(node, path(), Int.self), to: T.self) }
-        if T.self == Bool.self { return unsafeBitCast(try bool(node, path()), to: T.self) }
-        if T.self == Double.self { return unsafeBitCast(try double(node, path()), to: T.self) }
-        if T.self == Int64.self { return unsafeBitCast(try integer(node, path(), Int64.self), to: T.self) }
-        return nil
-    }
-
-    /// Dates, URLs, data and decimals, which have a fixed JSON form.
-    static func special<T>(_ type: T.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> T? {
-        if T.self == Date.self {
-            let text = try string(node, path(), Date.self)
-            guard let date = ISOTime.parse(text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "expected an RFC 3339 timestamp, got \"\(text)\""))
-            }
-            return (date as! T)
-        }
-        if T.self == URL.self {
-            let text = try string(node, path(), URL.self)
-            guard let url = URL(string: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid URL \"\(text)\""))
-            }
-            return (url as! T)
-        }
-        if T.self == Data.self {
-            let text = try string(node, path(), Data.self)
-            guard let data = Data(base64Encoded: text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "invalid base64"))
-            }
-            return (data as! T)
-        }
-        if T.self == Decimal.self {
-            guard case .number(let text) = node, let d = Decimal(string: text) else { throw mismatch(Decimal.self, node, path()) }
-            return (d as! T)
-        }
-        return nil
-    }
-
-    static func mismatch(_ type: Any.Type, _ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) -> DecodingError {
-        if case .null = node {
-            return .valueNotFound(type, .init(codingPath: path(), debugDescription: "expected \(type) but found null"))
-        }
-        return .typeMismatch(type, .init(codingPath: path(), debugDescription: "expected \(type) but found \(node.kindName)"))
-    }
-
-    static func string(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey], _ type: Any.Type = String.self) throws -> String {
-        guard case .string(let s) = node else { throw mismatch(type, node, path()) }
-        return s
-    }
-
-    static func bool(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
-        guard case .bool(let b) = node else { throw mismatch(Bool.self, node, path()) }
-        return b
-    }
-
-    static func double(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
-        guard case .number(let text) = node, let d = Double(text) else { throw mismatch(Double.self, node, path()) }
-        return d
-    }
-
-    static func integer<I: FixedWidthInteger>(_ node: JSONNode, _ path: @autoclosure () -> [any CodingKey], _ type: I.Type) throws -> I {
-        guard case .number(let text) = node else { throw mismatch(I.self, node, path()) }
-        if let v = I(text) { return v }
-        if let d = Double(text), d.rounded() == d, let v = I(exactly: d) { return v }
-        throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "number \(text) does not fit in \(I.self)"))
-    }
-}
-
-struct NodeDecoder: Decoder {
-    let node: JSONNode
-    let stack: DecodePath
+/// The `Decoder` of one value: three words, so passing it as `any Decoder` needs no box.
+struct TapeDecoder: Decoder {
+    let state: TapeState
+    let index: Int
     let depth: Int
-    var codingPath: [any CodingKey] { stack.prefix(depth) }
+    var codingPath: [any CodingKey] { state.prefix(depth) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = node else {
-            throw NodeDecoding.mismatch([String: Any].self, node, codingPath)
-        }
-        return KeyedDecodingContainer(NodeKeyedDecoding<Key>(members: members, stack: stack, depth: depth))
+        let e = state.input.entry(index)
+        guard e.kind == .object else { throw state.mismatch([String: Any].self, e, codingPath) }
+        return KeyedDecodingContainer(TapeKeyedDecoding<Key>(state: state, object: index, depth: depth))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        guard case .array(let elements) = node else { throw NodeDecoding.mismatch([Any].self, node, codingPath) }
-        return NodeUnkeyedDecoding(elements: elements, stack: stack, depth: depth)
+        let e = state.input.entry(index)
+        guard e.kind == .array else { throw state.mismatch([Any].self, e, codingPath) }
+        return TapeUnkeyedDecoding(state: state, array: index, depth: depth)
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        NodeSingleValueDecoding(node: node, stack: stack, depth: depth)
+        TapeSingleValueDecoding(state: state, index: index, depth: depth)
     }
-}
-
-struct NodeKeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [(String, JSONNode)]
-    let stack: DecodePath
-    let depth: Int
-    var codingPath: [any CodingKey] { stack.prefix(depth) }
-
-    var allKeys: [Key] { members.compactMap { Key(stringValue: $0.0) } }
-
-    func contains(_ key: Key) -> Bool { find(key) != nil }
-
-    private func find(_ key: Key) -> JSONNode? {
-        let name = key.stringValue
-        for k in stride(from: members.count - 1, through: 0, by: -1) where members[k].0 == name { return members[k].1 }
-        return nil
-    }
-
-    private func node(_ key: Key) throws -> JSONNode {
-        guard let n = find(key) else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for \"\(key.stringValue)\""))
-        }
-        return n
-    }
-
-    func decodeNil(forKey key: Key) throws -> Bool {
-        if case .null = try node(key) { return true }
-        return false
-    }
-
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try NodeDecoding.bool(node(key), codingPath + [key]) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try NodeDecoding.string(node(key), codingPath + [key]) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try NodeDecoding.double(node(key), codingPath + [key]) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try NodeDecoding.double(node(key), codingPath + [key])) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try NodeDecoding.integer(node(key), codingPath + [key], Int.self) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try NodeDecoding.integer(node(key), codingPath + [key], Int8.self) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try NodeDecoding.integer(node(key), codingPath + [key], Int16.self) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try NodeDecoding.integer(node(key), codingPath + [key], Int32.self) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try NodeDecoding.integer(node(key), codingPath + [key], Int64.self) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try NodeDecoding.integer(node(key), codingPath + [key], UInt.self) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try NodeDecoding.integer(node(key), codingPath + [key], UInt8.self) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try NodeDecoding.integer(node(key), codingPath + [key], UInt16.self) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try NodeDecoding.integer(node(key), codingPath + [key], UInt32.self) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try NodeDecoding.integer(node(key), codingPath + [key], UInt64.self) }
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try stack.decode(T.self, node(key), depth: depth, key: key)
-    }
-
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
-        try stack.detached(node(key), depth: depth, key: key).container(keyedBy: type)
-    }
-
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try stack.detached(node(key), depth: depth, key: key).unkeyedContainer()
-    }
-
-    func superDecoder() throws -> any Decoder {
-        stack.detached(members.last(where: { $0.0 == "super" })?.1 ?? .null, depth: depth, key: nil)
-    }
-
-    func superDecoder(forKey key: Key) throws -> any Decoder {
-        stack.detached(find(key) ?? .null, depth: depth, key: key)
-    }
-}
-
-struct NodeUnkeyedDecoding: UnkeyedDecodingContainer {
-    let elements: [JSONNode]
-    let stack: DecodePath
-    let depth: Int
-    var codingPath: [any CodingKey] { stack.prefix(depth) }
-    var currentIndex = 0
-
-    init(elements: [JSONNode], stack: DecodePath, depth: Int) {
-        self.elements = elements
-        self.stack = stack
-        self.depth = depth
-    }
-
-    var count: Int? { elements.count }
-    var isAtEnd: Bool { currentIndex >= elements.count }
-
-    private var indexKey: any CodingKey { IndexKey(intValue: currentIndex) }
-
-    /// The next element and its index.
-    private mutating func next(_ type: Any.Type) throws -> (JSONNode, Int) {
-        guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [indexKey], debugDescription: "unkeyed container is at end"))
-        }
-        let node = elements[currentIndex]
-        currentIndex += 1
-        return (node, currentIndex - 1)
-    }
-
-    /// The coding path of element `index` (built only when used).
-    private func path(_ index: Int) -> [any CodingKey] { codingPath + [IndexKey(intValue: index)] }
-
-    mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd else { return false }
-        if case .null = elements[currentIndex] {
-            currentIndex += 1
-            return true
-        }
-        return false
-    }
-
-    mutating func decode(_ type: Bool.Type) throws -> Bool { let (n, i) = try next(type); return try NodeDecoding.bool(n, path(i)) }
-    mutating func decode(_ type: String.Type) throws -> String { let (n, i) = try next(type); return try NodeDecoding.string(n, path(i)) }
-    mutating func decode(_ type: Double.Type) throws -> Double { let (n, i) = try next(type); return try NodeDecoding.double(n, path(i)) }
-    mutating func decode(_ type: Float.Type) throws -> Float { let (n, i) = try next(type); return Float(try NodeDecoding.double(n, path(i))) }
-    mutating func decode(_ type: Int.Type) throws -> Int { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int.self) }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int8.self) }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int16.self) }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int32.self) }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), Int64.self) }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt.self) }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt8.self) }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt16.self) }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt32.self) }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { let (n, i) = try next(type); return try NodeDecoding.integer(n, path(i), UInt64.self) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (n, i) = try next(type)
-        return try stack.decode(T.self, n, depth: depth, key: IndexKey(intValue: i))
-    }
-
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let (n, i) = try next([String: Any].self)
-        return try stack.detached(n, depth: depth, key: IndexKey(intValue: i)).container(keyedBy: type)
-    }
-
-    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (n, i) = try next([Any].self)
-        return try stack.detached(n, depth: depth, key: IndexKey(intValue: i)).unkeyedContainer()
-    }
-
-    mutating func superDecoder() throws -> any Decoder {
-        let (n, i) = try next(Any.self)
-        return stack.detached(n, depth: depth, key: IndexKey(intValue: i))
-    }
-}
-
-struct NodeSingleValueDecoding: SingleValueDecodingContainer {
-    let node: JSONNode
-    let stack: DecodePath
-    let depth: Int
-    var codingPath: [any CodingKey] { stack.prefix(depth) }
-
-    func decodeNil() -> Bool {
-        if case .null = node { return true }
-        return false
-    }
-
-    func decode(_ type: Bool.Type) throws -> Bool { try NodeDecoding.bool(node, codingPath) }
-    func decode(_ type: String.Type) throws -> String { try NodeDecoding.string(node, codingPath) }
-    func decode(_ type: Double.Type) throws -> Double { try NodeDecoding.double(node, codingPath) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try NodeDecoding.double(node, codingPath)) }
-    func decode(_ type: Int.Type) throws -> Int { try NodeDecoding.integer(node, codingPath, Int.self) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try NodeDecoding.integer(node, codingPath, Int8.self) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try NodeDecoding.integer(node, codingPath, Int16.self) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try NodeDecoding.integer(node, codingPath, Int32.self) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try NodeDecoding.integer(node, codingPath, Int64.self) }
-    func decode(_ type: UInt.Type) throws -> UInt { try NodeDecoding.integer(node, codingPath, UInt.self) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try NodeDecoding.integer(node, codingPath, UInt8.self) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try NodeDecoding.integer(node, codingPath, UInt16.self) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try NodeDecoding.integer(node, codingPath, UInt32.self) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try NodeDecoding.integer(node, codingPath, UInt64.self) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try stack.decode(T.self, node, depth: depth, key: nil) }
-}
-
-/// The coding key of an array element.
-struct IndexKey: CodingKey {
-    var stringValue: String { "\(intValue!)" }
-    var intValue: Int?
-    init(intValue: Int) { self.intValue = intValue }
-    init?(stringValue: String) { nil }
 }

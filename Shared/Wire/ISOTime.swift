@@ -64,7 +64,14 @@ public enum ISOTime {
 
     /// Parses an RFC 3339 timestamp to milliseconds since the epoch.
     public static func parseEpochMilliseconds(_ text: String) -> Int64? {
-        let u = Array(text.utf8)
+        if let ms = text.utf8.withContiguousStorageIfAvailable({ parseEpochMilliseconds(UnsafeRawBufferPointer($0)) }) {
+            return ms
+        }
+        return Array(text.utf8).withUnsafeBytes { parseEpochMilliseconds($0) }
+    }
+
+    /// Parses an RFC 3339 timestamp in UTF-8 bytes (a decoder reads it where it lies).
+    static func parseEpochMilliseconds(_ u: UnsafeRawBufferPointer) -> Int64? {
         guard u.count >= 20 else { return nil }
         func num(_ from: Int, _ len: Int) -> Int? {
             guard from + len <= u.count else { return nil }
