@@ -104,6 +104,7 @@ final class TapeState {
     init(input: TapeInput, keys: [any CodingKey] = []) {
         self.input = input
         self.keys = keys
+        self.keys.reserveCapacity(keys.count + 8)
     }
 
     /// The coding path of a container `depth` keys deep.
@@ -145,7 +146,42 @@ final class TapeState {
         if T.self == Bool.self { return unsafeBitCast(try bool(index, path()), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try double(index, path()), to: T.self) }
         if T.self == Int64.self { return unsafeBitCast(try integer(index, path(), Int64.self), to: T.self) }
+        if T.self == [String].self { return unsafeBitCast(try elements(index, path()) { try string($0, []) }, to: T.self) }
+        if T.self == [Int].self { return unsafeBitCast(try elements(index, path()) { try integer($0, [], Int.self) }, to: T.self) }
         return nil
+    }
+
+    /// An array of strings or integers, read into an array of its exact size (`Array.init(from:)`
+    /// appends, one allocation per doubling). `read` reports errors at an empty path.
+    private func elements<E>(_ index: Int, _ path: @autoclosure () -> [any CodingKey], _ read: (Int) throws -> E) throws -> [E] {
+        let e = input.entry(index)
+        guard e.kind == .array else { throw mismatch([E].self, e, path()) }
+        var out: [E] = []
+        out.reserveCapacity(Int(e.count))
+        var position = index + 1
+        for k in 0..<Int(e.count) {
+            do {
+                out.append(try read(position))
+            } catch let error as DecodingError {
+                throw Self.prefixed(error, path() + [IndexKey(intValue: k)])
+            }
+            position = Int(input.tape[position].end)
+        }
+        return out
+    }
+
+    /// `error` with `prefix` before its coding path.
+    static func prefixed(_ error: DecodingError, _ prefix: [any CodingKey]) -> DecodingError {
+        func moved(_ c: DecodingError.Context) -> DecodingError.Context {
+            .init(codingPath: prefix + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+        }
+        switch error {
+        case .typeMismatch(let t, let c): return .typeMismatch(t, moved(c))
+        case .valueNotFound(let t, let c): return .valueNotFound(t, moved(c))
+        case .keyNotFound(let k, let c): return .keyNotFound(k, moved(c))
+        case .dataCorrupted(let c): return .dataCorrupted(moved(c))
+        @unknown default: return error
+        }
     }
 
     /// Dates, URLs, data and decimals, which have a fixed JSON form.

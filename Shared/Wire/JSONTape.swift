@@ -40,8 +40,8 @@ struct JSONTapeParser {
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        // About one entry per 8 bytes of message JSON: one allocation for most inputs.
-        tape.reserveCapacity(bytes.count / 8 + 8)
+        // Message JSON holds about one entry per 5 to 8 bytes: one allocation for most inputs.
+        tape.reserveCapacity(bytes.count / 5 + 8)
     }
 
     /// Parses the whole input as one value.
