@@ -14,13 +14,13 @@ public struct FastJSONDecoder: Sendable {
 
     /// Decodes `type` from JSON bytes.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        let tape: [TapeEntry]
+        let input: TapeInput
         do {
-            tape = try data.withUnsafeBytes { try JSONTapeParser.parse($0) }
+            input = try TapeInput(data: data)
         } catch let error as JSONTapeParser.Failure {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "The given data was not valid JSON: \(error.message) at byte \(error.offset)"))
         }
-        return try TapeState(input: TapeInput(data: data, tape: tape)).decode(T.self, at: 0)
+        return try TapeState(input: input).decode(T.self, at: 0)
     }
 }
 
@@ -29,9 +29,10 @@ final class TapeInput {
     let data: Data
     var tape: [TapeEntry]
 
-    init(data: Data, tape: [TapeEntry]) {
+    /// Parses `data` (the tape is held here alone, so recording a lookup's place never copies it).
+    init(data: Data) throws {
         self.data = data
-        self.tape = tape
+        self.tape = try data.withUnsafeBytes { try JSONTapeParser.parse($0) }
     }
 
     /// The entry at `index`; -1 stands for an absent value read as null (a missing `super`).
@@ -83,7 +84,12 @@ final class TapeInput {
 
     func string(_ index: Int) throws -> String {
         let e = tape[index]
-        return try data.withUnsafeBytes { try JSONTapeText.string(e, in: $0) }
+        do {
+            return try data.withUnsafeBytes { try JSONTapeText.string(e, in: $0) }
+        } catch {
+            // The parser checked every escape; kept as a decoding error all the same.
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(error)"))
+        }
     }
 
     func numberText(_ index: Int) -> String {
@@ -245,7 +251,7 @@ final class TapeState {
         let e = input.entry(index)
         guard e.kind == .number else { throw mismatch(Double.self, e, path()) }
         if let whole = input.data.withUnsafeBytes({ JSONTapeText.integer(e, in: $0, as: Int64.self) }),
-           whole.magnitude < 1 << 53 {
+           whole != 0, whole.magnitude < 1 << 53 {
             return Double(whole)
         }
         guard let d = Double(input.numberText(index)) else { throw mismatch(Double.self, e, path()) }

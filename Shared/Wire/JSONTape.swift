@@ -21,8 +21,8 @@ struct TapeEntry {
     var end: Int32 = 0
     /// Members of an object, elements of an array.
     var count: Int32 = 0
-    /// An object: the key entry after the member last found (where the next lookup starts,
-    /// since code reads members in the order they were written).
+    /// An object: the key entry of the member found last (where the next lookup starts, since
+    /// code reads members in the order they were written, and often asks for one twice).
     var hint: Int32 = 0
 }
 
@@ -40,8 +40,9 @@ struct JSONTapeParser {
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
-        // Message JSON holds about one entry per 5 to 8 bytes: one allocation for most inputs.
-        tape.reserveCapacity(bytes.count / 5 + 8)
+        // Message JSON holds about one entry per 5 to 8 bytes: one allocation for most inputs
+        // (capped: a large photo upload holds few entries).
+        tape.reserveCapacity(min(bytes.count / 5 + 8, 4096))
     }
 
     /// Parses the whole input as one value.
@@ -97,10 +98,19 @@ struct JSONTapeParser {
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 let key = tape.count
                 try parseString()
-                // A cheap filter for repeated names; a hit is checked exactly.
-                let bit = UInt64(1) << (keyHash(key) & 63)
-                if seen & bit != 0, !duplicate { duplicate = hasEarlierKey(like: key, in: index) }
-                seen |= bit
+                // Repeated names make lookups scan for the last one. A cheap filter finds
+                // candidates, checked exactly in small objects; in large ones a hit just flags
+                // the object (an exact check per name would be quadratic), and an escaped name,
+                // whose bytes need not match its text, flags it too.
+                if !duplicate {
+                    let bit = UInt64(1) << (keyHash(key) & 63)
+                    if tape[key].flag {
+                        duplicate = true
+                    } else if seen & bit != 0 {
+                        duplicate = count >= 32 || hasEarlierKey(like: key, in: index)
+                    }
+                    seen |= bit
+                }
                 skipWhitespace()
                 guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 offset += 1
@@ -220,9 +230,14 @@ struct JSONTapeParser {
                      UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                     offset += 1
                 case UInt8(ascii: "u"):
-                    guard offset + 4 < bytes.count else { throw fail("short \\u escape") }
-                    for k in 1...4 where !bytes[offset + k].isHexDigit { throw fail("bad hex digit") }
+                    let unit = try hex4(at: offset + 1)
                     offset += 5
+                    if (0xDC00...0xDFFF).contains(unit) { throw fail("lone surrogate") }
+                    if (0xD800...0xDBFF).contains(unit) {
+                        guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"), bytes[offset + 1] == UInt8(ascii: "u"),
+                              (0xDC00...0xDFFF).contains(try hex4(at: offset + 2)) else { throw fail("lone surrogate") }
+                        offset += 6
+                    }
                 default:
                     throw fail("bad escape")
                 }
@@ -234,9 +249,23 @@ struct JSONTapeParser {
     }
 }
 
-extension UInt8 {
-    fileprivate var isHexDigit: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+extension JSONTapeParser {
+    /// The code unit of the four hex digits at `at` (a `\u` escape's).
+    fileprivate func hex4(at: Int) throws(Failure) -> UInt32 {
+        guard at + 4 <= bytes.count else { throw Failure(message: "short \\u escape", offset: at) }
+        var v: UInt32 = 0
+        for k in at..<(at + 4) {
+            let c = bytes[k]
+            let d: UInt32
+            switch c {
+            case 0x30...0x39: d = UInt32(c - 0x30)
+            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
+            default: throw Failure(message: "bad hex digit", offset: k)
+            }
+            v = v << 4 | d
+        }
+        return v
     }
 }
 

@@ -39,6 +39,15 @@ struct FastJSONLookupTests {
         #expect(map.count == 40)
         #expect(map["k7"] == 700)
         #expect(map["k39"] == 39)
+        // The same name written once plainly and once escaped, either way round.
+        #expect(try FastJSONDecoder().decode([String: Int].self, from: Data(#"{"a":1,"\u0061":2}"#.utf8)) == ["a": 2])
+        #expect(try FastJSONDecoder().decode([String: Int].self, from: Data(#"{"\u0061":1,"a":2}"#.utf8)) == ["a": 2])
+        // A large object whose names collide in the filter without repeating.
+        let large = (0..<300).map { #""a\#(String(format: "%04d", $0))a":\#($0)"# }.joined(separator: ",")
+        let read = try FastJSONDecoder().decode([String: Int].self, from: Data("{\(large),\"a0042a\":-1}".utf8))
+        #expect(read.count == 300)
+        #expect(read["a0042a"] == -1)
+        #expect(read["a0299a"] == 299)
     }
 
     @Test("names and values with escapes compare by their text")
@@ -62,6 +71,10 @@ struct FastJSONLookupTests {
         #"{"a":"x","b":1,"c":[],"unused":"bad \q escape"}"#,
         #"{"a":"x","b":1,"c":[],"unused":"\u12"}"#,
         "{\"a\":\"x\",\"b\":1,\"c\":[],\"unused\":\"tab\tinside\"}",
+        #"{"a":"x","b":1,"c":[],"unused":"\ud800"}"#,
+        #"{"a":"x","b":1,"c":[],"unused":"\ud800\u0041"}"#,
+        #"{"a":"x","b":1,"c":[],"unused":"\udc00"}"#,
+        #"{"a":"x","b":1,"c":[],"k\ud800":1}"#,
     ])
     func unreadStringsChecked(_ json: String) {
         #expect(throws: DecodingError.self) { try FastJSONDecoder().decode(Three.self, from: Data(json.utf8)) }
@@ -78,6 +91,8 @@ struct FastJSONLookupTests {
         #expect(try decoder.decode(Int.self, from: Data("1e2".utf8)) == 100)
         #expect(try decoder.decode(Double.self, from: Data("12345678901234567890".utf8)) == 12345678901234567890.0)
         #expect(try decoder.decode(Double.self, from: Data("-7".utf8)) == -7)
+        #expect(try decoder.decode(Double.self, from: Data("-0".utf8)).sign == .minus)
+        #expect(try decoder.decode(String.self, from: Data(#""\ud83d\ude00""#.utf8)) == "😀")
     }
 
     @Test("a slice of a larger buffer decodes from its own start")
