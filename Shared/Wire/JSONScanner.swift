@@ -289,18 +289,21 @@ struct JSONScanner {
         throw Failure.malformed("unterminated string", at: start)
     }
 
+    /// The value of one hex digit, nil when `c` is not one.
+    static func hexValue(_ c: UInt8) -> UInt32? {
+        switch c {
+        case 0x30...0x39: UInt32(c - 0x30)
+        case 0x41...0x46: UInt32(c - 0x41 + 10)
+        case 0x61...0x66: UInt32(c - 0x61 + 10)
+        default: nil
+        }
+    }
+
     private mutating func hex4() throws -> UInt32 {
         guard i + 4 <= bytes.count else { throw Failure.malformed("short \\u escape", at: i) }
         var v: UInt32 = 0
         for _ in 0..<4 {
-            let c = bytes[i]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw Failure.malformed("bad hex digit", at: i)
-            }
+            guard let d = Self.hexValue(bytes[i]) else { throw Failure.malformed("bad hex digit", at: i) }
             v = v << 4 | d
             i += 1
         }

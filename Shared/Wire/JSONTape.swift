@@ -255,14 +255,7 @@ extension JSONTapeParser {
         guard at + 4 <= bytes.count else { throw Failure(message: "short \\u escape", offset: at) }
         var v: UInt32 = 0
         for k in at..<(at + 4) {
-            let c = bytes[k]
-            let d: UInt32
-            switch c {
-            case 0x30...0x39: d = UInt32(c - 0x30)
-            case 0x41...0x46: d = UInt32(c - 0x41 + 10)
-            case 0x61...0x66: d = UInt32(c - 0x61 + 10)
-            default: throw Failure(message: "bad hex digit", offset: k)
-            }
+            guard let d = JSONScanner.hexValue(bytes[k]) else { throw Failure(message: "bad hex digit", offset: k) }
             v = v << 4 | d
         }
         return v
