@@ -63,6 +63,9 @@ public final class RPCClient: Sendable {
         // it reconnects. (ZMQ_IMMEDIATE on single-name endpoints stalled a whole compose stack
         // for ~45 s at start.)
         options.immediate = endpoints.count > 1
+        // A request is independent of the others: the calling task sends it itself when the
+        // socket thread is idle (no queue hand-off, no thread wake-up per request).
+        options.callerSends = true
         let callbacks = SocketActor.Callbacks(
             tickInterval: .milliseconds(5),
             onTick: { [weak self] in self?.expireDeadlines() ?? false },

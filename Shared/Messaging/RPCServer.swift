@@ -68,6 +68,9 @@ public final class RPCServer: Service, Sendable {
         self.secured = context.security != nil
         options.maxFrameBytes = maxFrameBytes
         options.lingerMilliseconds = 500
+        // Replies are independent of each other: a handler that finishes on the pool sends its
+        // reply itself when the socket thread is idle, instead of waking it to send it.
+        options.callerSends = true
         let box = socketBox
         let callbacks = SocketActor.Callbacks(
             canAccept: { [weak self] in

@@ -151,6 +151,25 @@ final class RawSocket {
         return ReceivedMessage(frames: frames, oversizedBytes: oversized, principal: principal)
     }
 
+    /// `ZMQ_EVENTS`: whether a message can be received (`ZMQ_POLLIN`) or sent (`ZMQ_POLLOUT`)
+    /// now; nil when the context is terminating (or the socket failed). Reading it processes
+    /// the socket's pending commands, which resets ``notificationFD``.
+    func events() -> Int32? {
+        var value: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        return zmq_getsockopt(handle, ZMQ_EVENTS, &value, &size) == 0 ? value : nil
+    }
+
+    /// `ZMQ_FD`: a descriptor that turns readable when ``events()`` may have changed. It is
+    /// edge-triggered: any send, receive or `events()` on the socket may consume the edge, so
+    /// whoever touches the socket must read `events()` afterwards.
+    func notificationFD() throws -> Int32 {
+        var fd: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(handle, ZMQ_FD, &fd, &size) == 0 else { throw ZMQError.current("zmq_getsockopt(ZMQ_FD)") }
+        return fd
+    }
+
     func close(lingerMilliseconds: Int32) {
         try? set(ZMQ_LINGER, lingerMilliseconds)
         zmq_close(handle)

@@ -32,6 +32,17 @@ public final class SocketActor: Sendable {
     private let readsPrincipal: Bool
     private let context: ZMQContext
     nonisolated(unsafe) private let socket: RawSocket
+    /// Held by whoever uses the socket: its thread while it works (released only around the
+    /// wait for the next event), a caller sending directly (``SocketOptions/callerSends``).
+    /// Taken before `queue` whenever both are held.
+    private let socketLock = NSLock()
+    /// Messages libzmq would not take yet (high-water mark, no peer), oldest first; under `socketLock`.
+    nonisolated(unsafe) private var pending = Deque<[Data]>()
+    /// The socket is closed (or closing); under `socketLock`.
+    nonisolated(unsafe) private var socketClosed = false
+    /// With ``SocketOptions/callerSends``: the socket's `ZMQ_FD`, which the thread waits on
+    /// (with plain `poll`, outside `socketLock`) instead of `zmq_poll`.
+    private let notificationFD: Int32?
     /// What the socket thread alone reads and writes: the endpoints connected now and the CURVE
     /// keys applied (to rebuild the connections when a reload changes them).
     nonisolated(unsafe) private var curveState: CurveState
@@ -72,6 +83,8 @@ public final class SocketActor: Sendable {
         /// The thread is blocked (or about to block) in poll: the next command must wake it.
         var asleep = false
         var stopped = false
+        /// `.send` commands among `commands` (a caller must not send past them).
+        var sendsQueued = 0
     }
 
     private enum Command {
@@ -117,6 +130,7 @@ public final class SocketActor: Sendable {
         let resolved = discovery?.0.resolved()
         let connects = discovery.map { $0.0.flatten(resolved ?? [:]) } ?? options.connects
         var bound: [String] = []
+        var notifyFD: Int32? = nil
         do {
             try raw.set(ZMQ_SNDHWM, options.sendHighWaterMark)
             try raw.set(ZMQ_RCVHWM, options.receiveHighWaterMark)
@@ -129,6 +143,7 @@ public final class SocketActor: Sendable {
             if options.immediate || (discovery != nil && options.type == .dealer) { try raw.set(ZMQ_IMMEDIATE, 1) }
             let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
             try raw.set(.maxMessageSize, hard)
+            notifyFD = options.callerSends ? try raw.notificationFD() : nil
             if let identity = options.identity { try raw.set(ZMQ_ROUTING_ID, bytes: [UInt8](identity)) }
             if options.type == .router {
                 // A reconnecting peer with the same identity takes over its old route.
@@ -143,6 +158,7 @@ public final class SocketActor: Sendable {
             throw error
         }
         self.socket = raw
+        self.notificationFD = notifyFD
         self.boundEndpoints = bound
         self.context = context
         self.curveState = CurveState(role: options.curve, security: context.security, connected: connects)
@@ -164,9 +180,37 @@ public final class SocketActor: Sendable {
     // MARK: - API for async code
 
     /// Queues a multipart message for sending. Never blocks; when the queue is over its
-    /// limit the oldest waiting message is dropped and counted.
+    /// limit the oldest waiting message is dropped and counted. With
+    /// ``SocketOptions/callerSends`` the caller sends it itself when the socket is free.
     public func send(_ frames: [Data]) {
+        if notificationFD != nil, sendOnCallersThread(frames) { return }
         enqueue(.send(frames))
+    }
+
+    /// Sends `frames` on the caller's thread when the socket thread is not using the socket
+    /// (a `tryLock`: a busy thread is awake and takes the message from the queue instead) and
+    /// no queued message would be overtaken. False when the message must be queued.
+    private func sendOnCallersThread(_ frames: [Data]) -> Bool {
+        guard !isCurrentThread, socketLock.try() else { return false }
+        defer { socketLock.unlock() }
+        guard !socketClosed, pending.isEmpty,
+              queue.withLock({ $0.sendsQueued == 0 && !$0.stopped }) else { return false }
+        do {
+            guard try socket.send(frames) else { return false }
+            stats.sent.add(1, ordering: .relaxed)
+            stats.sentByCaller.add(1, ordering: .relaxed)
+        } catch {
+            stats.errors.add(1, ordering: .relaxed)
+        }
+        // The send may have consumed the edge of `ZMQ_FD` the sleeping thread waits for (a
+        // reply that arrived meanwhile, or the context's stop): read the events and wake the
+        // thread when there is something to do. A thread that is not asleep reads them itself
+        // before it sleeps, under this lock, so it cannot miss them.
+        let events = socket.events()
+        if events.map({ $0 & Int32(ZMQ_POLLIN) != 0 }) ?? true, queue.withLock({ $0.asleep }) {
+            wakeFD.signal()
+        }
+        return true
     }
 
     /// Connects to one more endpoint.
@@ -219,6 +263,7 @@ public final class SocketActor: Sendable {
         let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
             if q.stopped { return (false, false) }
             if case .stop = command { q.stopped = true }
+            if case .send = command { q.sendsQueued += 1 }
             q.commands.append(command)
             guard q.asleep else { return (false, true) }
             q.asleep = false
@@ -233,7 +278,6 @@ public final class SocketActor: Sendable {
 
     private func runLoop() {
         threadID.store(UInt(pthread_self()), ordering: .releasing)
-        var pending = Deque<[Data]>()
         var running = true
         let clock = ContinuousClock()
         var nextTick = clock.now + (callbacks?.tickInterval ?? .seconds(3600))
@@ -243,9 +287,11 @@ public final class SocketActor: Sendable {
                 ticking = onTick()
                 nextTick = clock.now + callbacks.tickInterval
             }
+            socketLock.lock()
             let batch = queue.withLock { q -> Deque<Command> in
                 let b = q.commands
                 q.commands.removeAll(keepingCapacity: true)
+                q.sendsQueued = 0
                 return b
             }
             if !batch.isEmpty, callbacks?.onTick != nil, !ticking {
@@ -253,38 +299,15 @@ public final class SocketActor: Sendable {
                 nextTick = clock.now + callbacks!.tickInterval
             }
             for command in batch {
-                switch command {
-                case .send(let frames):
-                    pending.append(frames)
-                    if pending.count > options.sendQueueLimit {
-                        pending.removeFirst()
-                        stats.dropped.add(1, ordering: .relaxed)
-                    }
-                case .connect(let endpoint):
-                    do {
-                        try socket.connect(endpoint)
-                        curveState.connected.append(endpoint)
-                    } catch { stats.errors.add(1, ordering: .relaxed) }
-                case .disconnect(let endpoint):
-                    do { try socket.disconnect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
-                    curveState.connected.removeAll { $0 == endpoint }
-                case .rekey(let security):
-                    rekey(security)
-                case .subscribe(let prefix):
-                    do { try socket.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
-                case .unsubscribe(let prefix):
-                    do { try socket.set(ZMQ_UNSUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
-                case .run(let job):
-                    job.runSynchronously(on: asUnownedTaskExecutor())
-                case .stop:
-                    running = false
-                }
+                if !perform(command) { running = false }
             }
-            flush(&pending)
-            if !running { break }
+            flush()
             // The context is being terminated (ETERM): close now, or zmq_ctx_term waits forever
             // while this loop spins on the failing socket.
-            if !receiveAvailable() { break }
+            guard running, receiveAvailable() else {
+                socketLock.unlock()
+                break
+            }
             var timeout: Int = -1
             if ticking {
                 // Round up: a remainder under a millisecond must not become a 0 ms poll, or the
@@ -293,24 +316,37 @@ public final class SocketActor: Sendable {
                 let nanos = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
                 timeout = nanos <= 0 ? 0 : Int((nanos + 999_999) / 1_000_000)
             }
-            // Only when nothing is queued does the thread sleep; producers signal the eventfd
-            // only then, so a busy socket costs no wake-up syscalls.
-            let idle = queue.withLock { q -> Bool in
-                if !q.commands.isEmpty { return false }
-                q.asleep = true
-                return true
+            let live: Bool
+            if let notificationFD {
+                // The socket's own readiness, read last under the lock: a caller sending after the
+                // lock is released reads it again and wakes the thread (`sendOnCallersThread`).
+                guard let events = socket.events() else {
+                    socketLock.unlock()
+                    break
+                }
+                let ready = (events & Int32(ZMQ_POLLIN) != 0 && readable) || (events & Int32(ZMQ_POLLOUT) != 0 && !pending.isEmpty)
+                let idle = !ready && fallAsleep()
+                socketLock.unlock()
+                live = ready || waitForNotification(notificationFD, timeoutMilliseconds: idle ? timeout : 0)
+                if idle { queue.withLock { $0.asleep = false } }
+            } else {
+                let wantOut = !pending.isEmpty
+                let idle = fallAsleep()
+                socketLock.unlock()
+                live = poll(wantOut: wantOut, timeoutMilliseconds: idle ? timeout : 0)
+                if idle { queue.withLock { $0.asleep = false } }
             }
-            let live = poll(wantOut: !pending.isEmpty, timeoutMilliseconds: idle ? timeout : 0)
-            if idle { queue.withLock { $0.asleep = false } }
             if !live { break }
         }
         // However the loop ended (a stop, or the context terminating), nothing more is taken:
         // jobs still queued, or queued from now on, run on the global executor (a task whose
         // resumption was lost would wait forever); sends still queued are dropped and counted.
+        socketLock.lock()
         let leftover = queue.withLock { q -> Deque<Command> in
             q.stopped = true
             let rest = q.commands
             q.commands.removeAll()
+            q.sendsQueued = 0
             return rest
         }
         for command in leftover {
@@ -320,15 +356,60 @@ public final class SocketActor: Sendable {
             default: break
             }
         }
-        flush(&pending)
+        flush()
+        socketClosed = true
         socket.close(lingerMilliseconds: options.lingerMilliseconds)
+        socketLock.unlock()
         context.closed(ObjectIdentifier(self))
         wakeFD.close()
         mailbox.finish()
         finished.fire()
     }
 
-    private func flush(_ pending: inout Deque<[Data]>) {
+    /// Marks the thread asleep unless commands are queued (then it polls without waiting).
+    /// Only when nothing is queued does the thread sleep; producers signal the eventfd only
+    /// then, so a busy socket costs no wake-up syscalls.
+    private func fallAsleep() -> Bool {
+        queue.withLock { q -> Bool in
+            if !q.commands.isEmpty { return false }
+            q.asleep = true
+            return true
+        }
+    }
+
+    /// Carries out one command on the socket thread (under `socketLock`); false for `.stop`.
+    private func perform(_ command: Command) -> Bool {
+        switch command {
+        case .send(let frames):
+            pending.append(frames)
+            if pending.count > options.sendQueueLimit {
+                pending.removeFirst()
+                stats.dropped.add(1, ordering: .relaxed)
+            }
+        case .connect(let endpoint):
+            do {
+                try socket.connect(endpoint)
+                curveState.connected.append(endpoint)
+            } catch { stats.errors.add(1, ordering: .relaxed) }
+        case .disconnect(let endpoint):
+            do { try socket.disconnect(endpoint) } catch { stats.errors.add(1, ordering: .relaxed) }
+            curveState.connected.removeAll { $0 == endpoint }
+        case .rekey(let security):
+            rekey(security)
+        case .subscribe(let prefix):
+            do { try socket.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
+        case .unsubscribe(let prefix):
+            do { try socket.set(ZMQ_UNSUBSCRIBE, bytes: [UInt8](prefix)) } catch { stats.errors.add(1, ordering: .relaxed) }
+        case .run(let job):
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        case .stop:
+            return false
+        }
+        return true
+    }
+
+    /// Sends what is pending, oldest first, until libzmq would block (under `socketLock`).
+    private func flush() {
         while let frames = pending.first {
             do {
                 guard try socket.send(frames) else { return }
@@ -392,6 +473,21 @@ public final class SocketActor: Sendable {
         }
         return true
     }
+
+    /// Waits for the socket's `ZMQ_FD` or a wake-up (``SocketOptions/callerSends``), without
+    /// `socketLock`; always true (a terminating context shows in the next `events()`).
+    private func waitForNotification(_ fd: Int32, timeoutMilliseconds: Int) -> Bool {
+        var fds = (pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD.fd, events: Int16(POLLIN), revents: 0))
+        let rc = withUnsafeMutablePointer(to: &fds) {
+            $0.withMemoryRebound(to: pollfd.self, capacity: 2) { Glibc.poll($0, 2, Int32(clamping: timeoutMilliseconds)) }
+        }
+        if rc < 0, errno != EINTR { stats.errors.add(1, ordering: .relaxed) }
+        if fds.1.revents & Int16(POLLIN) != 0 {
+            var value: UInt64 = 0
+            _ = read(wakeFD.fd, &value, 8)
+        }
+        return true
+    }
 }
 
 /// The `eventfd` that wakes a socket thread. Signals after ``close()`` do nothing: a late
@@ -432,6 +528,8 @@ public final class SocketStats: Sendable {
     public let oversized = Atomic<Int>(0)
     /// libzmq errors.
     public let errors = Atomic<Int>(0)
+    /// Of `sent`: messages the caller's thread sent itself (``SocketOptions/callerSends``).
+    public let sentByCaller = Atomic<Int>(0)
     /// Addresses connected or disconnected because a peer name resolved differently.
     public let discoveryChanges = Atomic<Int>(0)
 }

@@ -44,6 +44,12 @@ public struct SocketOptions: Sendable {
     public var resolve: EndpointDiscovery.Resolve? = nil
     /// The socket's CurveZMQ role when its context has ``BusSecurity`` (ignored otherwise).
     public var curve: CurveRole = .none
+    /// Whether ``SocketActor/send(_:)`` may send on the caller's thread: when the socket's
+    /// thread is not using the socket and nothing queued waits before the message, the caller
+    /// sends it itself (under the socket's lock) instead of queueing it and waking the thread.
+    /// Messages from one caller keep their order either way. For sockets whose messages are
+    /// independent requests (an RPC client's DEALER), where the hand-off is most of a send.
+    public var callerSends: Bool = false
 
     public init(type: SocketType) {
         self.type = type
