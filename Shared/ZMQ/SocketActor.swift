@@ -38,8 +38,13 @@ public final class SocketActor: Sendable {
     private let socketLock = NSLock()
     /// Messages libzmq would not take yet (high-water mark, no peer), oldest first; under `socketLock`.
     nonisolated(unsafe) private var pending = Deque<[Data]>()
-    /// The socket is closed (or closing); under `socketLock`.
+    /// The socket is closed (or its loop has ended); under `socketLock`.
     nonisolated(unsafe) private var socketClosed = false
+    /// Whether the thread runs `onTick` now; written by the thread under `socketLock`.
+    nonisolated(unsafe) private var tickingNow = false
+    /// A caller sent directly while the thread was not ticking: the thread starts ticking
+    /// again (an RPC client's deadline sweep must cover a request the thread never saw).
+    private let tickRequested = Atomic<Bool>(false)
     /// With ``SocketOptions/callerSends``: the socket's `ZMQ_FD`, which the thread waits on
     /// (with plain `poll`, outside `socketLock`) instead of `zmq_poll`.
     private let notificationFD: Int32?
@@ -83,8 +88,6 @@ public final class SocketActor: Sendable {
         /// The thread is blocked (or about to block) in poll: the next command must wake it.
         var asleep = false
         var stopped = false
-        /// `.send` commands among `commands` (a caller must not send past them).
-        var sendsQueued = 0
     }
 
     private enum Command {
@@ -189,12 +192,13 @@ public final class SocketActor: Sendable {
 
     /// Sends `frames` on the caller's thread when the socket thread is not using the socket
     /// (a `tryLock`: a busy thread is awake and takes the message from the queue instead) and
-    /// no queued message would be overtaken. False when the message must be queued.
+    /// nothing queued would be overtaken (a message, or a connect or rekey it should follow).
+    /// False when the message must be queued.
     private func sendOnCallersThread(_ frames: [Data]) -> Bool {
         guard !isCurrentThread, socketLock.try() else { return false }
         defer { socketLock.unlock() }
         guard !socketClosed, pending.isEmpty,
-              queue.withLock({ $0.sendsQueued == 0 && !$0.stopped }) else { return false }
+              queue.withLock({ $0.commands.isEmpty && !$0.stopped }) else { return false }
         do {
             guard try socket.send(frames) else { return false }
             stats.sent.add(1, ordering: .relaxed)
@@ -202,12 +206,16 @@ public final class SocketActor: Sendable {
         } catch {
             stats.errors.add(1, ordering: .relaxed)
         }
+        // The thread never saw this message: if it has stopped ticking, it must start again
+        // (the thread reads the request under this lock before it sleeps, or is woken below).
+        let needsTick = callbacks?.onTick != nil && !tickingNow
+        if needsTick { tickRequested.store(true, ordering: .releasing) }
         // The send may have consumed the edge of `ZMQ_FD` the sleeping thread waits for (a
         // reply that arrived meanwhile, or the context's stop): read the events and wake the
         // thread when there is something to do. A thread that is not asleep reads them itself
         // before it sleeps, under this lock, so it cannot miss them.
-        let events = socket.events()
-        if events.map({ $0 & Int32(ZMQ_POLLIN) != 0 }) ?? true, queue.withLock({ $0.asleep }) {
+        let waiting = socket.events().map { $0 & Int32(ZMQ_POLLIN) != 0 && readable } ?? true
+        if needsTick || waiting, queue.withLock({ $0.asleep }) {
             wakeFD.signal()
         }
         return true
@@ -263,7 +271,6 @@ public final class SocketActor: Sendable {
         let (signal, accepted) = queue.withLock { q -> (Bool, Bool) in
             if q.stopped { return (false, false) }
             if case .stop = command { q.stopped = true }
-            if case .send = command { q.sendsQueued += 1 }
             q.commands.append(command)
             guard q.asleep else { return (false, true) }
             q.asleep = false
@@ -283,15 +290,17 @@ public final class SocketActor: Sendable {
         var nextTick = clock.now + (callbacks?.tickInterval ?? .seconds(3600))
         var ticking = callbacks?.onTick != nil
         while running {
+            // The tick runs under the lock, so that `tickingNow`, which a caller sending directly
+            // reads under it, is never stale: a tick that found nothing to do cannot overlap a
+            // caller's request it did not see.
+            socketLock.lock()
             if ticking, let callbacks, let onTick = callbacks.onTick, clock.now >= nextTick {
                 ticking = onTick()
                 nextTick = clock.now + callbacks.tickInterval
             }
-            socketLock.lock()
             let batch = queue.withLock { q -> Deque<Command> in
                 let b = q.commands
                 q.commands.removeAll(keepingCapacity: true)
-                q.sendsQueued = 0
                 return b
             }
             if !batch.isEmpty, callbacks?.onTick != nil, !ticking {
@@ -301,10 +310,16 @@ public final class SocketActor: Sendable {
             for command in batch {
                 if !perform(command) { running = false }
             }
+            if tickRequested.exchange(false, ordering: .acquiring), let callbacks, !ticking {
+                ticking = true
+                nextTick = clock.now + callbacks.tickInterval
+            }
+            tickingNow = ticking
             flush()
             // The context is being terminated (ETERM): close now, or zmq_ctx_term waits forever
             // while this loop spins on the failing socket.
             guard running, receiveAvailable() else {
+                socketClosed = true
                 socketLock.unlock()
                 break
             }
@@ -321,6 +336,7 @@ public final class SocketActor: Sendable {
                 // The socket's own readiness, read last under the lock: a caller sending after the
                 // lock is released reads it again and wakes the thread (`sendOnCallersThread`).
                 guard let events = socket.events() else {
+                    socketClosed = true
                     socketLock.unlock()
                     break
                 }
@@ -346,7 +362,6 @@ public final class SocketActor: Sendable {
             q.stopped = true
             let rest = q.commands
             q.commands.removeAll()
-            q.sendsQueued = 0
             return rest
         }
         for command in leftover {

@@ -116,6 +116,25 @@ struct RPCTests {
         await f.shutdown()
     }
 
+    @Test("a client idle past its last deadline sweep still fails a slow call with CA021")
+    func deadlineAfterIdle() async throws {
+        let f = try RPCFixture()
+        // The deadline sweep stops once nothing waits; a request the caller sends on its own
+        // thread (the socket thread asleep) must start it again.
+        _ = try await f.client.call(Echo.self, .init(text: "first"))
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        do {
+            let late = try await f.client.call(Echo.self, .init(text: "slow", delayMs: 1_500), timeout: .milliseconds(100))
+            Issue.record("expected a deadline error, got the late reply \(late.text)")
+        } catch let e as ServiceError {
+            #expect(e.code == .deadlineExceeded)
+        }
+        #expect(started.duration(to: .now) < .milliseconds(1_200))
+        #expect(f.client.inFlight == 0)
+        await f.shutdown()
+    }
+
     @Test("1 000 concurrent requests all get their own reply")
     func concurrent() async throws {
         let f = try RPCFixture()
