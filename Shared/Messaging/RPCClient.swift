@@ -42,10 +42,12 @@ public final class RPCClient: Sendable {
 
     /// Connects a DEALER to `endpoints` (a DEALER spreads requests over all of them).
     /// `frame`: the layout requests are sent in (servers answer in the same one); JSON for
-    /// servers older than the binary layout.
+    /// servers older than the binary layout. `callerSends`: a request goes out on the calling
+    /// task's thread when the socket's thread is idle (``SocketOptions/callerSends``).
     public init(
         context: ZMQContext, target: String, endpoints: [String], source: String, telemetry: Telemetry,
-        defaultTimeout: Duration = .seconds(5), maxFrameBytes: Int = 1 << 20, frame: EnvelopeFrame = .binary
+        defaultTimeout: Duration = .seconds(5), maxFrameBytes: Int = 1 << 20, frame: EnvelopeFrame = .binary,
+        callerSends: Bool = true
     ) throws {
         self.layout = frame
         self.target = target
@@ -65,7 +67,7 @@ public final class RPCClient: Sendable {
         options.immediate = endpoints.count > 1
         // A request is independent of the others: the calling task sends it itself when the
         // socket thread is idle (no queue hand-off, no thread wake-up per request).
-        options.callerSends = true
+        options.callerSends = callerSends
         let callbacks = SocketActor.Callbacks(
             tickInterval: .milliseconds(5),
             onTick: { [weak self] in self?.expireDeadlines() ?? false },

@@ -49,11 +49,13 @@ public final class RPCServer: Service, Sendable {
         let seconds: CoreMetrics.Timer
     }
 
-    /// Binds a ROUTER to `binds`. Requests are taken once ``run()`` starts.
+    /// Binds a ROUTER to `binds`. Requests are taken once ``run()`` starts. `callerSends`: a
+    /// handler that finishes on the pool sends its reply itself when the socket's thread is idle
+    /// (``SocketOptions/callerSends``).
     public init(
         context: ZMQContext, serviceName: String, instance: String, binds: [String], router: RPCRouter,
         telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024,
-        translate: (@Sendable (any Error) -> ServiceError?)? = nil
+        translate: (@Sendable (any Error) -> ServiceError?)? = nil, callerSends: Bool = true
     ) throws {
         self.translate = translate
         self.serviceName = serviceName
@@ -70,7 +72,7 @@ public final class RPCServer: Service, Sendable {
         options.lingerMilliseconds = 500
         // Replies are independent of each other: a handler that finishes on the pool sends its
         // reply itself when the socket thread is idle, instead of waking it to send it.
-        options.callerSends = true
+        options.callerSends = callerSends
         let box = socketBox
         let callbacks = SocketActor.Callbacks(
             canAccept: { [weak self] in

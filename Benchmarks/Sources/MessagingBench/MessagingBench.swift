@@ -101,7 +101,8 @@ public func rawRoundTrips(count: Int, window: Int) -> Duration {
 /// are: server "bench", client "gateway" sending a user actor), else one plain context.
 /// `frame`: the envelope's layout on the wire (the services' default is binary).
 /// `placement`: where the echo handler runs; it computes nothing, so it is registered as the
-/// services register their light handlers (`.socketThread`).
+/// services register their light handlers (`.socketThread`). `callerSends`: whether the client
+/// and server send on the calling task's thread when their socket is idle (the services' default).
 public final class EnvelopeRig: Sendable {
     let context: ZMQContext
     let clientContext: ZMQContext
@@ -109,7 +110,8 @@ public final class EnvelopeRig: Sendable {
     let client: RPCClient
     let task: Task<Void, any Error>
 
-    public init(curve: Bool = false, frame: EnvelopeFrame = .binary, placement: HandlerPlacement = .socketThread) throws {
+    public init(curve: Bool = false, frame: EnvelopeFrame = .binary, placement: HandlerPlacement = .socketThread,
+                callerSends: Bool = true) throws {
         if curve {
             let bench = try CurveKeyPair.generate(), gateway = try CurveKeyPair.generate()
             context = try ZMQContext(security: BusSecurity(principal: "bench", keys: bench, publicKeys: ["gateway": gateway.publicKey]))
@@ -121,9 +123,9 @@ public final class EnvelopeRig: Sendable {
         var router = RPCRouter()
         router.on(Echo.self, placement: placement) { request, _ in request }
         server = try RPCServer(context: context, serviceName: "bench", instance: "s", binds: ["tcp://127.0.0.1:*"],
-                               router: router, telemetry: .discarding(), maxConcurrent: 4096)
+                               router: router, telemetry: .discarding(), maxConcurrent: 4096, callerSends: callerSends)
         client = try RPCClient(context: clientContext, target: "bench", endpoints: server.endpoints, source: "bench/c",
-                               telemetry: .discarding(), defaultTimeout: .seconds(30), frame: frame)
+                               telemetry: .discarding(), defaultTimeout: .seconds(30), frame: frame, callerSends: callerSends)
         let server = self.server
         task = Task { try await server.run() }
     }

@@ -3,8 +3,9 @@
 //   rpc-bench [--requests N] [--window W] [--rate R] [--seconds S] [--runs K]
 //   rpc-bench --codec: the encoding work of one round trip alone, per envelope layout, and of one event-sized payload
 //   rpc-bench --codec-event encode|decode [--requests N]: one side of the event codec alone, N times (for perf stat)
-//   rpc-bench --profile [--requests N] [--window W] [--frame json|binary] [--placement pool|socket]: the envelope
-//     path alone, once (for perf); --placement: where the echo handler runs (default: the socket thread)
+//   rpc-bench --profile [--requests N] [--window W] [--frame json|binary] [--placement pool|socket] [--caller-sends on|off]:
+//     the envelope path alone, once (for perf); --placement: where the echo handler runs (default: the socket thread);
+//     --caller-sends: whether requests and replies go out on the calling task's thread when the socket is idle (default on)
 import Foundation
 import MessagingBench
 import Messaging
@@ -53,10 +54,11 @@ if let i = args.firstIndex(of: "--codec-event"), i + 1 < args.count {
 if args.contains("--profile") {
     let frame = args.firstIndex(of: "--frame").flatMap { $0 + 1 < args.count ? EnvelopeFrame(rawValue: args[$0 + 1]) : nil } ?? .binary
     let pool = args.firstIndex(of: "--placement").map { $0 + 1 < args.count && args[$0 + 1] == "pool" } ?? false
-    let rig = try EnvelopeRig(frame: frame, placement: pool ? .pool : .socketThread)
+    let callerSends = args.firstIndex(of: "--caller-sends").map { $0 + 1 < args.count && args[$0 + 1] == "on" } ?? true
+    let rig = try EnvelopeRig(frame: frame, placement: pool ? .pool : .socketThread, callerSends: callerSends)
     _ = try await rig.roundTrips(count: 2_000, window: window)
     let r = perSecond(requests, try await rig.roundTrips(count: requests, window: window))
-    print("envelope (\(frame.rawValue)) + JSON + RPCClient/RPCServer, handler on \(pool ? "the pool" : "the socket thread"): \(r) round trips/s, window \(window), \(requests) requests")
+    print("envelope (\(frame.rawValue)) + JSON + RPCClient/RPCServer, handler on \(pool ? "the pool" : "the socket thread"), caller sends \(callerSends ? "on" : "off"): \(r) round trips/s, window \(window), \(requests) requests")
     await rig.close()
     exit(0)
 }

@@ -30,7 +30,7 @@ extension ServiceRuntime {
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
                              telemetry: telemetry, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
                              maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000),
-                             translate: Self.databaseOutage)
+                             translate: Self.databaseOutage, callerSends: rpcCallerSends)
     }
 
     /// A database outage answered as `CA022` with `retryAfterSeconds` (the gateway's 503 and

@@ -40,6 +40,9 @@ public final class ServiceRuntime: Sendable {
     /// The layout this process sends requests in (`CHRONIR_RPC_FRAME`: `binary`, the default,
     /// or `json` while servers older than the binary layout still run).
     public let rpcFrame: EnvelopeFrame
+    /// Whether RPC clients and servers send on the calling task's thread when their socket is
+    /// idle (`CHRONIR_RPC_CALLER_SENDS`, default true; ``SocketOptions/callerSends``).
+    public let rpcCallerSends: Bool
     /// When the process started.
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
@@ -73,6 +76,7 @@ public final class ServiceRuntime: Sendable {
             throw ServiceEnvironment.Invalid("CHRONIR_RPC_FRAME=\"\(frame)\" must be binary or json")
         }
         self.rpcFrame = rpcFrame
+        self.rpcCallerSends = try environment.bool("CHRONIR_RPC_CALLER_SENDS", true)
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
         // `{instance}` in the path stands for this replica's instance id: replicas sharing a
@@ -107,7 +111,7 @@ public final class ServiceRuntime: Sendable {
     public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5), maxFrameBytes: Int? = nil) throws -> RPCClient {
         let client = try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
                                    telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
-                                   frame: rpcFrame)
+                                   frame: rpcFrame, callerSends: rpcCallerSends)
         return owning(client, "rpc client to \(service.rawValue)") { await $0.close() }
     }
 
