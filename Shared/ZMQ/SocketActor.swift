@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// libzmq sockets are not thread-safe, so the rest of the code never touches the socket:
 /// it enqueues commands (send, connect, subscribe, stop) into a locked queue and wakes the
-/// thread through an `eventfd` that the thread polls next to the socket. Received messages
+/// thread through an `eventfd` that the thread polls next to the socket (with
+/// ``SocketOptions/callerSends``, a caller may also send itself under `socketLock` while the
+/// thread waits). Received messages
 /// come out of ``messages`` (a bounded single-consumer async sequence). The socket is
 /// created and bound on the caller's thread, then handed to the owning thread (libzmq
 /// allows migrating a socket across a full memory barrier, which starting a thread is).
@@ -65,7 +67,7 @@ public final class SocketActor: Sendable {
         public var onMessage: @Sendable (ReceivedMessage) -> Void
         /// Called about every `tickInterval`, on the socket thread (deadline sweeps). Returns
         /// whether more ticks are needed; when false the thread sleeps until the next command
-        /// (a send) instead of waking every interval.
+        /// or direct send instead of waking every interval. Runs under the socket's lock.
         public var onTick: (@Sendable () -> Bool)?
         /// How often `onTick` runs.
         public var tickInterval: Duration
@@ -190,8 +192,9 @@ public final class SocketActor: Sendable {
         enqueue(.send(frames))
     }
 
-    /// Sends `frames` on the caller's thread when the socket thread is not using the socket
-    /// (a `tryLock`: a busy thread is awake and takes the message from the queue instead) and
+    /// Sends `frames` on the caller's thread when the socket is not in use (a `tryLock`: a busy
+    /// thread is awake and takes the message from the queue instead; when another caller holds
+    /// the lock, queueing wakes the thread if it sleeps) and
     /// nothing queued would be overtaken (a message, or a connect or rekey it should follow).
     /// False when the message must be queued.
     private func sendOnCallersThread(_ frames: [Data]) -> Bool {

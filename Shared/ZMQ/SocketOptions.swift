@@ -48,7 +48,8 @@ public struct SocketOptions: Sendable {
     /// thread is not using the socket and nothing queued waits before the message, the caller
     /// sends it itself (under the socket's lock) instead of queueing it and waking the thread.
     /// Messages from one caller keep their order either way. For sockets whose messages are
-    /// independent requests (an RPC client's DEALER), where the hand-off is most of a send.
+    /// independent requests or replies (an RPC client's DEALER, an RPC server's ROUTER), where
+    /// the hand-off is most of a send.
     public var callerSends: Bool = false
 
     public init(type: SocketType) {
