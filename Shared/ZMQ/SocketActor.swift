@@ -306,16 +306,14 @@ public final class SocketActor: Sendable {
                 q.commands.removeAll(keepingCapacity: true)
                 return b
             }
-            if !batch.isEmpty, callbacks?.onTick != nil, !ticking {
+            // A command, or a request a caller sent directly, restarts a stopped tick.
+            let requested = tickRequested.exchange(false, ordering: .acquiring)
+            if !batch.isEmpty || requested, let callbacks, callbacks.onTick != nil, !ticking {
                 ticking = true
-                nextTick = clock.now + callbacks!.tickInterval
+                nextTick = clock.now + callbacks.tickInterval
             }
             for command in batch {
                 if !perform(command) { running = false }
-            }
-            if tickRequested.exchange(false, ordering: .acquiring), let callbacks, !ticking {
-                ticking = true
-                nextTick = clock.now + callbacks.tickInterval
             }
             tickingNow = ticking
             flush()

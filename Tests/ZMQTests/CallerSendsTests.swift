@@ -27,12 +27,17 @@ struct CallerSendsTests {
         }
     }
 
+    /// A ROUTER on a free local TCP port (the queue-and-`zmq_poll` kind, as servers' peers are here).
+    static func router(in context: ZMQContext, name: String) throws -> SocketActor {
+        var options = SocketOptions(type: .router)
+        options.binds = ["tcp://127.0.0.1:*"]
+        return try SocketActor(context: context, options: options, name: name)
+    }
+
     @Test("many callers, each waiting for its reply before the next request: every reply arrives (no lost wake-up)")
     func noLostWakeUps() async throws {
         let context = ZMQContext()
-        var routerOptions = SocketOptions(type: .router)
-        routerOptions.binds = ["tcp://127.0.0.1:*"]
-        let router = try SocketActor(context: context, options: routerOptions, name: "echo")
+        let router = try Self.router(in: context, name: "echo")
         let echo = Task {
             for await m in router.messages { router.send(m.frames) }
         }
@@ -101,9 +106,7 @@ struct CallerSendsTests {
     @Test("terminating the context wakes a thread asleep on ZMQ_FD, which closes its socket")
     func terminateWhileAsleep() async throws {
         let context = ZMQContext()
-        var routerOptions = SocketOptions(type: .router)
-        routerOptions.binds = ["tcp://127.0.0.1:*"]
-        let router = try SocketActor(context: context, options: routerOptions, name: "peer")
+        let router = try Self.router(in: context, name: "peer")
         var options = SocketOptions(type: .dealer)
         options.connects = router.boundEndpoints
         options.callerSends = true
