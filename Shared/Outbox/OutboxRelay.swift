@@ -15,6 +15,14 @@ import Synchronization
 /// replay once the next heartbeat shows them the head; a crash before numbering leaves rows
 /// the relay picks up when it starts again. The relay wakes on ``wake()`` (a commit in this
 /// process) or polls every `pollInterval` (commits elsewhere, restarts).
+///
+/// With `numbersAtCommit` (the default), rows arrive numbered by the transactions that wrote
+/// them (``EventsAtCommit``): numbers follow commit order, so the relay reads the rows after
+/// the last one it read, in order, with one statement and no transaction, and sends them (the
+/// envelopes this process wrote from ``RelayBodyCache``, the others read back). A crash
+/// between commit and send is caught up by replay, as above. Rows still written without a
+/// number (a REPEATABLE READ transaction, a writer outside a transaction, an older build during
+/// a rolling upgrade) are numbered first, under the same lock, and sent by the same read.
 public final class OutboxRelay: Service, Sendable {
     public let stream: String
     private let database: Database
@@ -29,11 +37,26 @@ public final class OutboxRelay: Service, Sendable {
     private let lastHead = Atomic<Int64>(0)
     /// Envelopes committed by this process's ``OutboxWriter``, so numbering reads no envelope back.
     let bodies: RelayBodyCache
+    /// Whether rows come numbered by their transactions (see the type's overview).
+    let numbersAtCommit: Bool
+    /// Where the relay has read rows numbered at commit up to.
+    private let reading = Mutex(ReadPosition())
+
+    struct ReadPosition {
+        /// The last number read (nil before the first batch).
+        var seen: Int64?
+        /// The lowest number this process committed before the first batch.
+        var ownFloor: Int64?
+        /// Whether unnumbered rows may be waiting (checked with every read).
+        var unnumbered = true
+    }
 
     public init(database: Database, stream: String, sink: any EventSink, telemetry: Telemetry,
                 pollInterval: Duration = .milliseconds(250), heartbeatInterval: Duration = .seconds(1),
-                batchSize: Int = 1000, retention: Duration = .seconds(7 * 86_400), cleanupInterval: Duration = .seconds(3600)) {
+                batchSize: Int = 1000, retention: Duration = .seconds(7 * 86_400), cleanupInterval: Duration = .seconds(3600),
+                numbersAtCommit: Bool = true) {
         self.database = database
+        self.numbersAtCommit = numbersAtCommit
         self.stream = stream
         self.sink = sink
         self.telemetry = telemetry
@@ -70,7 +93,7 @@ public final class OutboxRelay: Service, Sendable {
                         // answered (see `Database.ensureOpen`); a relay stuck on one would publish
                         // nothing again. Given up after the deadline, a batch that still commits
                         // later is a gap its consumers fill by replay.
-                        more = try await withDeadline(.seconds(30)) { try await self.relayBatch() } == self.batchSize
+                        more = try await withDeadline(.seconds(30)) { try await self.relayBatch() } >= self.batchSize
                     }
                     if clock.now >= nextHeartbeat {
                         try await self.heartbeat()
@@ -94,7 +117,7 @@ public final class OutboxRelay: Service, Sendable {
     }
 
     /// Every 15 s: `chronir_outbox_backlog{stream}` (rows committed and not yet numbered and
-    /// sent) and `chronir_outbox_oldest_unrelayed_seconds{stream}` (how long the oldest of them
+    /// sent, or numbered at commit and not yet read) and `chronir_outbox_oldest_unrelayed_seconds{stream}` (how long the oldest of them
     /// has waited; 0 without any), the alert on a relay that stopped.
     private func reportBacklog() async {
         let count = telemetry.gauge("chronir_outbox_backlog", [("stream", stream)])
@@ -103,9 +126,12 @@ public final class OutboxRelay: Service, Sendable {
         while !Task.isCancelled {
             do {
                 try await withDeadline(.seconds(10)) {
+                    // Rows numbered at commit wait from the last one read (none before the first read).
+                    let seen = self.numbersAtCommit ? (self.reading.withLock { $0.seen } ?? Int64.max) : Int64.max
                     let rows = try await database.query("""
-                        SELECT count(*)::int8, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8
-                        FROM outbox WHERE stream = \(stream) AND seq IS NULL
+                        SELECT count(*)::int8, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM (
+                            SELECT created_at FROM outbox WHERE stream = \(stream) AND seq IS NULL
+                            UNION ALL SELECT created_at FROM outbox WHERE stream = \(stream) AND seq > \(seen)) waiting
                         """)
                     for try await row in rows {
                         let (n, seconds) = try row.decode((Int64, Double).self)
@@ -120,9 +146,86 @@ public final class OutboxRelay: Service, Sendable {
         }
     }
 
-    /// Numbers and sends one batch; returns how many rows it took.
+    /// A process's transaction committed rows numbered from `first` (``EventsAtCommit``): before
+    /// the relay's first batch, it starts reading from there.
+    func committedOwn(from first: Int64) {
+        reading.withLock { r in
+            if r.seen == nil { r.ownFloor = min(r.ownFloor ?? first, first) }
+        }
+    }
+
+    /// Sends one batch; returns how many rows it read or numbered (a full batch or more means
+    /// more may wait).
     @discardableResult
     public func relayBatch() async throws -> Int {
+        guard numbersAtCommit else { return try await numberAndSend() }
+        // Unnumbered rows first, so the read below sends them in order with the rest.
+        var count = reading.withLock({ $0.unnumbered }) ? try await numberAndSend(sending: false) : 0
+        count += try await sendNumbered()
+        return count
+    }
+
+    /// Reads the rows numbered after the last one read, in order, and sends them: the envelopes
+    /// this process wrote from memory, the others (a replica's rows, rows the bounded memory
+    /// let go) read back from the table. Every replica's relay sends every row, so the stream
+    /// reaches consumers in order whichever replica committed which row; the copies from the
+    /// other replicas arrive as duplicates, which a consumer drops before decoding them. Notes
+    /// whether unnumbered rows wait. Returns how many rows it read.
+    private func sendNumbered() async throws -> Int {
+        let stream = self.stream
+        let (seen, floor) = reading.withLock { ($0.seen, $0.ownFloor) }
+        let after: Int64
+        if let seen {
+            after = seen
+        } else {
+            // The first batch: from the head, or from this process's first commit if it is lower.
+            let head = try await database.prepared("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)")
+                .first(Int64.self) ?? 0
+            after = min(head, floor.map { $0 - 1 } ?? head)
+        }
+        let rows = try await database.prepared("""
+            (SELECT seq, event_id FROM outbox WHERE stream = \(stream) AND seq > \(after) ORDER BY seq LIMIT \(batchSize))
+            UNION ALL
+            SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM outbox WHERE stream = \(stream) AND seq IS NULL)
+            """)
+        var numbered: [(seq: Int64, id: String)] = []
+        var unnumbered = false
+        for try await row in rows {
+            let (seq, id) = try row.decode((Int64?, String?).self)
+            if let seq, let id { numbered.append((seq, id)) } else { unnumbered = true }
+        }
+        numbered.sort { $0.seq < $1.seq }
+        let remembered = bodies.take(numbered.map(\.id))
+        let missing = zip(numbered, remembered).compactMap { $1 == nil ? $0.seq : nil }
+        var read: [Int64: Data] = [:]
+        if !missing.isEmpty {
+            let stored = try await database.prepared(
+                "SELECT seq, envelope FROM outbox WHERE stream = \(stream) AND seq = ANY(\(missing)::bigint[])")
+            for try await row in stored {
+                let (seq, body) = try row.decode((Int64, String).self)
+                read[seq] = Data(body.utf8)
+            }
+        }
+        let events = try zip(numbered, remembered).map { n, body in
+            guard let envelope = body ?? read[n.seq] else { throw OutboxRowVanished(stream: stream, seq: n.seq) }
+            return (seq: n.seq, envelope: envelope)
+        }
+        let last = numbered.last?.seq ?? after
+        reading.withLock { r in
+            r.seen = max(r.seen ?? last, last)
+            r.unnumbered = unnumbered
+        }
+        if !events.isEmpty {
+            sink.publish(stream: stream, events: events)
+            telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
+        }
+        lastHead.store(max(lastHead.load(ordering: .relaxed), last), ordering: .relaxed)
+        return numbered.count
+    }
+
+    /// Numbers the oldest unnumbered rows and (unless `sending` is false: the rows are then
+    /// sent by the next in-order read) sends them; returns how many it took.
+    private func numberAndSend(sending: Bool = true) async throws -> Int {
         let logger = telemetry.logger
         let stream = self.stream
         let limit = batchSize
@@ -156,6 +259,7 @@ public final class OutboxRelay: Service, Sendable {
                 let (seq, id) = try row.decode((Int64, String).self)
                 numbered.append((seq, id))
             }
+            guard sending else { return numbered.map { (seq: $0.seq, envelope: Data()) } }
             let remembered = bodies.take(numbered.map(\.id))
             let missing = zip(numbered, remembered).compactMap { $1 == nil ? $0.seq : nil }
             var read: [Int64: Data] = [:]
@@ -172,14 +276,22 @@ public final class OutboxRelay: Service, Sendable {
                 return (n.seq, envelope)
             }
         }
-        guard let last = events.last else { return 0 }
+        guard sending, let last = events.last else { return events.count }
         sink.publish(stream: stream, events: events)
         lastHead.store(last.seq, ordering: .relaxed)
         telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
         return events.count
     }
 
+    /// Announces the head: the stream's, or with rows numbered at commit the last row read and
+    /// sent. Those numbers move at commit, before the
+    /// relay has read and sent the rows: a head announced from the table would often run a few
+    /// milliseconds ahead of what went out, and each such heartbeat sends consumers to replay.
     private func heartbeat() async throws {
+        if numbersAtCommit, let seen = reading.withLock({ $0.seen }) {
+            sink.heartbeat(stream: stream, head: seen)
+            return
+        }
         let head = try await database.prepared("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)").first(Int64.self) ?? 0
         lastHead.store(head, ordering: .relaxed)
         sink.heartbeat(stream: stream, head: head)

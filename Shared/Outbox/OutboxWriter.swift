@@ -20,10 +20,17 @@ public struct OutboxWriter: Sendable {
     let relay: OutboxRelay?
     /// The database the outbox lives in (its ``transaction(isolation:_:)``).
     public let database: Database
+    /// Whether events written inside ``Database/transaction(isolation:_:)`` at READ COMMITTED
+    /// are numbered by the transaction's last statement (``EventsAtCommit``) rather than later
+    /// by the relay (`CHRONIR_OUTBOX_NUMBER_AT_COMMIT`).
+    public let numbersAtCommit: Bool
 
     /// `relay`: nil where nothing publishes (tests that read the outbox table).
-    public init(stream: String, source: String, telemetry: Telemetry, database: Database, relay: OutboxRelay?) {
+    /// `numbersAtCommit`: see ``numbersAtCommit``.
+    public init(stream: String, source: String, telemetry: Telemetry, database: Database, relay: OutboxRelay?,
+                numbersAtCommit: Bool = true) {
         self.database = database
+        self.numbersAtCommit = numbersAtCommit
         self.stream = stream
         self.source = source
         self.telemetry = telemetry
@@ -52,24 +59,39 @@ public struct OutboxWriter: Sendable {
         return e
     }
 
-    /// Appends prepared envelopes in one statement.
+    /// Appends prepared envelopes in one statement (or, numbered at commit, with the
+    /// transaction's last statement).
     public func append(_ envelopes: [Envelope], on connection: PostgresConnection) async throws {
         guard !envelopes.isEmpty else { return }
-        try await connection.prepared("\(outboxInsert: rows(envelopes))", logger: telemetry.logger)
+        let rows = rows(envelopes)
+        guard !rows.ids.isEmpty else { return }
+        try await connection.prepared("\(outboxInsert: rows)", logger: telemetry.logger)
     }
 
     /// Prepared envelopes as the rows of this writer's outbox, for a statement that inserts
     /// them alongside other changes (`\(outboxInsert: rows)` inside a `WITH … AS (…)`).
-    /// Inside ``Database/transaction(isolation:_:)`` the relay remembers them once it commits,
-    /// and sends them without reading them back.
+    /// Inside ``Database/transaction(isolation:_:)`` the relay remembers them, and sends them
+    /// without reading them back. Numbered at commit (``numbersAtCommit``), the transaction's
+    /// last statement inserts them and the rows returned are empty: the statement they are
+    /// interpolated in inserts nothing.
     public func rows(_ envelopes: [Envelope]) -> OutboxRows {
         let ids = envelopes.map(\.id)
         let bodies = envelopes.map { String(decoding: $0.encoded(), as: UTF8.self) }
+        let types = envelopes.map(\.type)
+        if numbersAtCommit, let hooks = CommitHooks.current, hooks.readCommitted, !ids.isEmpty {
+            let stream = self.stream, relay = self.relay
+            hooks.finalStatement(key: "outbox \(stream)") { EventsAtCommit(stream: stream, relay: relay) }
+                .add(ids: ids, types: types, bodies: bodies)
+            // Remembered before the commit: the relay sends only rows it sees committed, and
+            // the ids of a transaction rolled back never appear (they age out of the memory).
+            relay?.bodies.remember(ids: ids, bodies: bodies.map { Data($0.utf8) })
+            return OutboxRows(stream: stream, ids: [], types: [], bodies: [])
+        }
         if let relay, let hooks = CommitHooks.current, !ids.isEmpty {
             // The bytes of the very strings bound, so memory and table agree byte for byte.
             hooks.afterCommit { relay.bodies.remember(ids: ids, bodies: bodies.map { Data($0.utf8) }) }
         }
-        return OutboxRows(stream: stream, ids: ids, types: envelopes.map(\.type), bodies: bodies)
+        return OutboxRows(stream: stream, ids: ids, types: types, bodies: bodies)
     }
 
     /// Runs `body` in a transaction of the outbox's database and, once it commits, wakes the

@@ -5,7 +5,9 @@ import Synchronization
 /// without reading them back from PostgreSQL.
 ///
 /// ``OutboxWriter/rows(_:)`` remembers a transaction's envelopes once it commits (through
-/// ``CommitHooks``); the relay takes them when it numbers their rows and reads from the table
+/// ``CommitHooks``), or, numbered at commit (``EventsAtCommit``), when they are handed over
+/// (the relay then reads only committed rows, and a rolled-back transaction's ids never
+/// appear); the relay takes them when it sends their rows and reads from the table
 /// only those it does not find: rows another process wrote (a scheduler replica), rows left
 /// from before a restart, rows numbered before the hook ran. An event id is written once, so a
 /// remembered envelope is the committed one. Bounded: it keeps two generations of about

@@ -56,7 +56,7 @@ public final class Database: Service, Sendable {
         while true {
             do {
                 // After-commit work of this attempt only (see ``CommitHooks``).
-                let hooks = CommitHooks()
+                let hooks = CommitHooks(readCommitted: isolation == .readCommitted)
                 let value = try await CommitHooks.$current.withValue(hooks) {
                     try await client.withConnection { connection in
                         try Self.ensureOpen(connection)
@@ -64,6 +64,7 @@ public final class Database: Service, Sendable {
                         do {
                             let value = try await body(connection)
                             try Self.ensureOpen(connection)
+                            try await hooks.runFinalStatements(on: connection, logger: logger)
                             try await connection.query("COMMIT", logger: logger)
                             return value
                         } catch {

@@ -121,7 +121,7 @@ struct DurabilityTests {
         #expect(consumer.output.contains("stopped"))
     }
 
-    @Test("a producer killed between commit and publish loses nothing: the relay publishes on restart")
+    @Test("a producer killed between commit and publish loses nothing: its events reach the consumer after the restart")
     func producerCrashBeforePublish() async throws {
         let url = try await TestDatabase.create("durability")
         let ports = Ports()

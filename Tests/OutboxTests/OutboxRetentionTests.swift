@@ -41,7 +41,7 @@ struct OutboxRetentionTests {
         let numbered = await eventually(timeout: .seconds(20)) {
             await scalar(url, "producer", "SELECT last_seq::int FROM outbox_streams WHERE stream = 'producer'") == 5
         }
-        #expect(numbered, "the relay did not publish the 5 events: \(short.output.suffix(2000))")
+        #expect(numbered, "the 5 events were not numbered: \(short.output.suffix(2000))")
         // Retention: every published row goes once it is older than 1 s; the head stays.
         let swept = await eventually(timeout: .seconds(20)) {
             await scalar(url, "producer", "SELECT count(*)::int FROM outbox") == 0

@@ -30,16 +30,16 @@ struct RelayBodyCacheTests {
         }
     }
 
-    @Test("committed rows go out from memory; rows of another writer, rolled back ones and a restarted relay's are right too")
+    @Test("numbered by the relay: committed rows go out from memory; rows of another writer, rolled back ones and a restarted relay's are right too")
     func relayUsesMemoryAndTable() async throws {
         let url = try await TestDatabase.create("relaycache")
         try await withDatabase(url: url, schema: "producer") { db in
             _ = try await Migrator(database: db).migrate([OutboxSchema.migration])
             let sink = Captured()
-            let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding(), batchSize: 7)
-            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay)
+            let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding(), batchSize: 7, numbersAtCommit: false)
+            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay, numbersAtCommit: false)
             // Another process's writer: same table, no relay here, so nothing remembered.
-            let other = OutboxWriter(stream: "peer", source: "peer/2", telemetry: .discarding(), database: db, relay: nil)
+            let other = OutboxWriter(stream: "peer", source: "peer/2", telemetry: .discarding(), database: db, relay: nil, numbersAtCommit: false)
 
             let first = Self.envelopes(1...10)
             try await db.transaction { c in try await writer.append(first, on: c) }
@@ -81,7 +81,7 @@ struct RelayBodyCacheTests {
             // A relay that starts afresh (a restart) has nothing in memory and reads every row.
             try await db.transaction { c in try await writer.append(Self.envelopes(16...18), on: c) }
             let sink2 = Captured()
-            let restarted = OutboxRelay(database: db, stream: "peer", sink: sink2, telemetry: .discarding())
+            let restarted = OutboxRelay(database: db, stream: "peer", sink: sink2, telemetry: .discarding(), numbersAtCommit: false)
             #expect(try await restarted.relayBatch() == 3)
             #expect(Self.published(sink2).map(\.seq) == [16, 17, 18])
             #expect(Self.published(sink2).map(\.n) == [16, 17, 18])

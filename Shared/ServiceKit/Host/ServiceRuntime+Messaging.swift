@@ -55,15 +55,18 @@ extension ServiceRuntime {
     /// The outbox of this service's stream with any sink; registers `events.replay`.
     public func makeOutbox(database: Database, sink: any EventSink, router: inout RPCRouter) throws
         -> (writer: OutboxWriter, relay: OutboxRelay) {
+        let atCommit = outboxNumbersAtCommit
         let relay = OutboxRelay(
             database: database, stream: name, sink: sink, telemetry: telemetry,
             pollInterval: try environment.duration("CHRONIR_OUTBOX_POLL", .milliseconds(250)),
             heartbeatInterval: try environment.duration("CHRONIR_OUTBOX_HEARTBEAT", .seconds(1)),
             retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400)),
-            cleanupInterval: try environment.duration("CHRONIR_OUTBOX_CLEANUP_INTERVAL", .seconds(3600))
+            cleanupInterval: try environment.duration("CHRONIR_OUTBOX_CLEANUP_INTERVAL", .seconds(3600)),
+            numbersAtCommit: atCommit
         )
         OutboxReplay.register(in: &router, database: database, streams: [name])
-        let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, database: database, relay: relay)
+        let writer = OutboxWriter(stream: name, source: source, telemetry: telemetry, database: database, relay: relay,
+                                  numbersAtCommit: atCommit)
         return (writer, relay)
     }
 

@@ -43,6 +43,9 @@ public final class ServiceRuntime: Sendable {
     /// Whether RPC clients and servers send on the calling task's thread when their socket is
     /// idle (`CHRONIR_RPC_CALLER_SENDS`, default true; ``SocketOptions/callerSends``).
     public let rpcCallerSends: Bool
+    /// Whether a transaction's events are inserted numbered by its last statement
+    /// (`CHRONIR_OUTBOX_NUMBER_AT_COMMIT`, default true; ``OutboxWriter/numbersAtCommit``).
+    public let outboxNumbersAtCommit: Bool
     /// When the process started.
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
@@ -77,6 +80,7 @@ public final class ServiceRuntime: Sendable {
         }
         self.rpcFrame = rpcFrame
         self.rpcCallerSends = try environment.bool("CHRONIR_RPC_CALLER_SENDS", true)
+        self.outboxNumbersAtCommit = try environment.bool("CHRONIR_OUTBOX_NUMBER_AT_COMMIT", true)
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
         // `{instance}` in the path stands for this replica's instance id: replicas sharing a
