@@ -54,12 +54,15 @@ final class EventsAtCommit: FinalStatement {
             )
             -- The lock is held until COMMIT: a process that stops before sending it (paused,
             -- cut off) must not hold every writer of the stream for long.
+            -- At most 5 s, whatever the server, role or transaction set (printed as `5s`, `1h`,
+            -- `0`: each reads as an interval).
             SELECT last_seq - \(n) + 1 FROM head, (SELECT set_config('idle_in_transaction_session_timeout',
-                CASE WHEN current_setting('idle_in_transaction_session_timeout') = '0' THEN '5s'
+                CASE WHEN current_setting('idle_in_transaction_session_timeout')::interval = '0'
+                       OR current_setting('idle_in_transaction_session_timeout')::interval > '5s' THEN '5s'
                      ELSE current_setting('idle_in_transaction_session_timeout') END, true)) AS timeout
             """, logger: logger).first(Int64.self)
-        if let relay, let first {
-            hooks.afterCommit { relay.committedOwn(from: first) }
-        }
+        // Told before the commit, so a relay whose first read sees these rows committed knows
+        // they are this process's (a rollback only makes it start lower and send a few rows twice).
+        if let relay, let first { relay.committedOwn(from: first) }
     }
 }

@@ -123,11 +123,14 @@ public final class OutboxRelay: Service, Sendable {
         let count = telemetry.gauge("chronir_outbox_backlog", [("stream", stream)])
         let age = telemetry.gauge("chronir_outbox_oldest_unrelayed_seconds", [("stream", stream)])
         let stream = self.stream, database = self.database
+        let started = ContinuousClock.now
         while !Task.isCancelled {
             do {
                 try await withDeadline(.seconds(10)) {
-                    // Rows numbered at commit wait from the last one read (none before the first read).
-                    let seen = self.numbersAtCommit ? (self.reading.withLock { $0.seen } ?? Int64.max) : Int64.max
+                    // Rows numbered at commit wait from the last one read; a relay that has not
+                    // read once in its first minute has every row waiting.
+                    let unread: Int64 = started.duration(to: .now) > .seconds(60) ? 0 : Int64.max
+                    let seen = self.numbersAtCommit ? (self.reading.withLock { $0.seen } ?? unread) : Int64.max
                     let rows = try await database.query("""
                         SELECT count(*)::int8, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 FROM (
                             SELECT created_at FROM outbox WHERE stream = \(stream) AND seq IS NULL
@@ -146,8 +149,8 @@ public final class OutboxRelay: Service, Sendable {
         }
     }
 
-    /// A process's transaction committed rows numbered from `first` (``EventsAtCommit``): before
-    /// the relay's first batch, it starts reading from there.
+    /// A process's transaction is committing rows numbered from `first` (``EventsAtCommit``):
+    /// before the relay's first batch, it starts reading from there.
     func committedOwn(from first: Int64) {
         reading.withLock { r in
             if r.seen == nil { r.ownFloor = min(r.ownFloor ?? first, first) }
@@ -160,8 +163,11 @@ public final class OutboxRelay: Service, Sendable {
     public func relayBatch() async throws -> Int {
         guard numbersAtCommit else { return try await numberAndSend() }
         // Unnumbered rows first, so the read below sends them in order with the rest.
-        var count = reading.withLock({ $0.unnumbered }) ? try await numberAndSend(sending: false) : 0
+        let numberedFirst = reading.withLock { $0.unnumbered }
+        var count = numberedFirst ? try await numberAndSend(sending: false) : 0
         count += try await sendNumbered()
+        // Unnumbered rows this read noticed are numbered in the next batch, at once, not a poll later.
+        if !numberedFirst && reading.withLock({ $0.unnumbered }) { return max(count, batchSize) }
         return count
     }
 
@@ -173,14 +179,15 @@ public final class OutboxRelay: Service, Sendable {
     /// whether unnumbered rows wait. Returns how many rows it read.
     private func sendNumbered() async throws -> Int {
         let stream = self.stream
-        let (seen, floor) = reading.withLock { ($0.seen, $0.ownFloor) }
         let after: Int64
-        if let seen {
+        if let seen = reading.withLock({ $0.seen }) {
             after = seen
         } else {
-            // The first batch: from the head, or from this process's first commit if it is lower.
+            // The first batch: from the head, or from this process's first commit if it is lower
+            // (read after the head, so a commit the head includes has told its number).
             let head = try await database.prepared("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)")
                 .first(Int64.self) ?? 0
+            let floor = reading.withLock { $0.ownFloor }
             after = min(head, floor.map { $0 - 1 } ?? head)
         }
         let rows = try await database.prepared("""
@@ -313,10 +320,11 @@ public final class OutboxRelay: Service, Sendable {
     }
 }
 
-/// A row the relay had just numbered was not there when it read its envelope (nothing deletes
-/// unpublished rows: a bug, reported rather than skipped so the stream never has a gap).
+/// A row the relay had just numbered or read was not there when it read its envelope (nothing
+/// deletes unsent rows short of the retention: a bug, or a relay that fell behind by the whole
+/// retention; reported rather than skipped).
 struct OutboxRowVanished: Error, CustomStringConvertible {
     var stream: String
     var seq: Int64
-    var description: String { "outbox row \(seq) of stream \(stream) vanished while being numbered" }
+    var description: String { "outbox row \(seq) of stream \(stream) vanished before its envelope was read" }
 }

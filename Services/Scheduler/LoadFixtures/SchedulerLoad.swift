@@ -51,7 +51,8 @@ public struct SchedulerLoad: Sendable {
     public struct Progress: Sendable {
         /// Fire records committed.
         public var recorded: Int
-        /// Of those, announced events handed to the consumers (sequenced and pushed by a relay).
+        /// Of those, announced events in the stream (numbered: at commit, or by a relay before it
+        /// sends them); what consumers received is measured downstream.
         public var published: Int
         /// Fire lateness (due → fire transaction), milliseconds, from the fire records.
         public var p50Ms: Double
