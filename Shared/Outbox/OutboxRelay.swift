@@ -202,21 +202,7 @@ public final class OutboxRelay: Service, Sendable {
             if let seq, let id { numbered.append((seq, id)) } else { unnumbered = true }
         }
         numbered.sort { $0.seq < $1.seq }
-        let remembered = bodies.take(numbered.map(\.id))
-        let missing = zip(numbered, remembered).compactMap { $1 == nil ? $0.seq : nil }
-        var read: [Int64: Data] = [:]
-        if !missing.isEmpty {
-            let stored = try await database.prepared(
-                "SELECT seq, envelope FROM outbox WHERE stream = \(stream) AND seq = ANY(\(missing)::bigint[])")
-            for try await row in stored {
-                let (seq, body) = try row.decode((Int64, String).self)
-                read[seq] = Data(body.utf8)
-            }
-        }
-        let events = try zip(numbered, remembered).map { n, body in
-            guard let envelope = body ?? read[n.seq] else { throw OutboxRowVanished(stream: stream, seq: n.seq) }
-            return (seq: n.seq, envelope: envelope)
-        }
+        let events = try await envelopes(of: numbered) { try await database.prepared(Self.envelopesQuery(stream, $0)) }
         let last = numbered.last?.seq ?? after
         reading.withLock { r in
             r.seen = max(r.seen ?? last, last)
@@ -236,7 +222,6 @@ public final class OutboxRelay: Service, Sendable {
         let logger = telemetry.logger
         let stream = self.stream
         let limit = batchSize
-        let bodies = self.bodies
         let events: [(seq: Int64, envelope: Data)] = try await database.transaction { connection in
             // Four round trips however many rows: the stream's lock, then one statement that
             // numbers the oldest unnumbered rows, moves the head and returns their event ids. The
@@ -267,27 +252,38 @@ public final class OutboxRelay: Service, Sendable {
                 numbered.append((seq, id))
             }
             guard sending else { return numbered.map { (seq: $0.seq, envelope: Data()) } }
-            let remembered = bodies.take(numbered.map(\.id))
-            let missing = zip(numbered, remembered).compactMap { $1 == nil ? $0.seq : nil }
-            var read: [Int64: Data] = [:]
-            if !missing.isEmpty {
-                let stored = try await connection.prepared(
-                    "SELECT seq, envelope FROM outbox WHERE stream = \(stream) AND seq = ANY(\(missing)::bigint[])", logger: logger)
-                for try await row in stored {
-                    let (seq, body) = try row.decode((Int64, String).self)
-                    read[seq] = Data(body.utf8)
-                }
-            }
-            return try zip(numbered, remembered).map { n, body in
-                guard let envelope = body ?? read[n.seq] else { throw OutboxRowVanished(stream: stream, seq: n.seq) }
-                return (n.seq, envelope)
-            }
+            return try await self.envelopes(of: numbered) { try await connection.prepared(Self.envelopesQuery(stream, $0), logger: logger) }
         }
         guard sending, let last = events.last else { return events.count }
         sink.publish(stream: stream, events: events)
         lastHead.store(last.seq, ordering: .relaxed)
         telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
         return events.count
+    }
+
+    /// The envelopes of `numbered` rows, in order: those this process remembers from memory
+    /// (``RelayBodyCache``), the others read back by `readBack` (given their numbers; another
+    /// process wrote them, a restart, the bounded memory let go).
+    private func envelopes(of numbered: [(seq: Int64, id: String)],
+                           readBack: ([Int64]) async throws -> PreparedRows) async throws -> [(seq: Int64, envelope: Data)] {
+        let remembered = bodies.take(numbered.map(\.id))
+        let missing = zip(numbered, remembered).compactMap { $1 == nil ? $0.seq : nil }
+        var read: [Int64: Data] = [:]
+        if !missing.isEmpty {
+            for try await row in try await readBack(missing) {
+                let (seq, body) = try row.decode((Int64, String).self)
+                read[seq] = Data(body.utf8)
+            }
+        }
+        return try zip(numbered, remembered).map { n, body in
+            guard let envelope = body ?? read[n.seq] else { throw OutboxRowVanished(stream: stream, seq: n.seq) }
+            return (seq: n.seq, envelope: envelope)
+        }
+    }
+
+    /// The stored envelopes of a stream's rows `seqs`.
+    private static func envelopesQuery(_ stream: String, _ seqs: [Int64]) -> PostgresQuery {
+        "SELECT seq, envelope FROM outbox WHERE stream = \(stream) AND seq = ANY(\(seqs)::bigint[])"
     }
 
     /// Announces the head: the stream's, or with rows numbered at commit the last row read and
