@@ -14,6 +14,9 @@ public struct AccountsConfig: ServiceConfig {
     /// Threads that hash passwords (`CHRONIR_HASH_THREADS`, default 2, 1…64); the mail sender
     /// runs its blocking SMTP I/O on them too.
     public var hashThreads: Int
+    /// The most password hashes queued or running at once (`CHRONIR_HASH_QUEUE`, default 64,
+    /// 1…100 000); one more is answered 503 `CA022` with `Retry-After` at once.
+    public var hashQueue: Int
     /// The scrypt cost of new password hashes, log2 N (`CHRONIR_SCRYPT_LOG_N`, default 15, 4…20).
     public var scryptLogN: Int
 
@@ -72,6 +75,7 @@ public struct AccountsConfig: ServiceConfig {
 
     public init(environment e: ServiceEnvironment) throws {
         hashThreads = try e.int("CHRONIR_HASH_THREADS", 2, in: 1...64)
+        hashQueue = try e.int("CHRONIR_HASH_QUEUE", 64, in: 1...100_000)
         scryptLogN = try e.int("CHRONIR_SCRYPT_LOG_N", 15, in: 4...20)
 
         accessTTL = try e.duration("CHRONIR_ACCESS_TTL", .seconds(3600))

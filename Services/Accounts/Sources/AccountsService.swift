@@ -36,7 +36,7 @@ public enum AccountsService {
         let identities = identityTokens(config: config, http: http, logger: runtime.logs.logger("identity"))
         let handlers = AccountsHandlers(
             store: AccountsStore(database: database),
-            hasher: PasswordHasher(logN: config.scryptLogN, pool: pool),
+            hasher: PasswordHasher(logN: config.scryptLogN, pool: pool, queueLimit: config.hashQueue),
             issuer: issuer, outbox: outbox.writer,
             refreshTTL: config.refreshTTL,
             identities: identities,

@@ -2,13 +2,15 @@ import Foundation
 import Messaging
 import Synchronization
 
-/// Limits on the unauthenticated routes that cost the most and are guessed at: sign-up per
-/// address (a token bucket), login failures per account and per address (exponential
-/// back-off), confirmations of mailed tokens per address and reset mails per email address
-/// (token buckets). A refusal is `CA019` with `retryAfterSeconds` (``ErrorMiddleware`` turns it
+/// Limits on the routes that cost the most and are guessed at: sign-up per address (a token
+/// bucket), login failures per (account, address) and per address (exponential back-off, so
+/// an attacker elsewhere cannot lock the owner out), confirmations of mailed tokens per
+/// address, reset mails per email address, verification mails and password links per account
+/// and per address, store verifications per account (token buckets). A refusal is `CA019` with `retryAfterSeconds` (``ErrorMiddleware`` turns it
 /// into `Retry-After`).
 ///
-/// The state is per gateway process (replicas each keep their own); entries expire, and the
+/// An address is the client's as ``ClientAddresses`` reads it (behind trusted proxies, the
+/// forwarded one; IPv6 by /64). The state is per gateway process (replicas each keep their own); entries expire, and the
 /// tables are capped so a flood of distinct addresses cannot grow them without end.
 final class AuthThrottle: Sendable {
     /// Settings (`CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR`, `CHRONIR_LOGIN_FAILURES_FREE`,
@@ -35,6 +37,14 @@ final class AuthThrottle: Sendable {
         /// Password-reset mails one email address may be sent per hour, however many addresses
         /// ask (`CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR`).
         var resetMailsPerEmailPerHour = 5
+        /// Verification mails one account may ask for per hour (`CHRONIR_VERIFICATION_MAILS_PER_HOUR`).
+        var verificationMailsPerUserPerHour = 5
+        /// Password links (`POST /v1/auth/link` with a password: one scrypt hash each) one
+        /// account, and separately one address, may try per hour (`CHRONIR_PASSWORD_LINKS_PER_HOUR`).
+        var passwordLinksPerHour = 10
+        /// Store purchase verifications (`/v1/subscriptions/*`, the snooze ledger) one account
+        /// may send per hour (`CHRONIR_STORE_VERIFICATIONS_PER_HOUR`).
+        var storeVerificationsPerUserPerHour = 60
     }
 
     private struct Bucket { var tokens: Double; var at: Date }
@@ -46,6 +56,9 @@ final class AuthThrottle: Sendable {
         var analytics: [String: Bucket] = [:]
         var confirms: [String: Bucket] = [:]
         var resetMails: [String: Bucket] = [:]
+        var verificationMails: [String: Bucket] = [:]
+        var links: [String: Bucket] = [:]
+        var store: [String: Bucket] = [:]
         var accounts: [String: Failures] = [:]
         var addresses: [String: Failures] = [:]
     }
@@ -114,6 +127,29 @@ final class AuthThrottle: Sendable {
         }
     }
 
+    /// Takes one verification mail from `user`'s bucket, or throws `CA019`.
+    func admitVerificationMail(user: String, now: Date = Date()) throws {
+        if let wait = take(\.verificationMails, user, perHour: limits.verificationMailsPerUserPerHour, now: now) {
+            throw Self.refusal("too many verification mails for this account; try again later", wait)
+        }
+    }
+
+    /// Takes one password link (a password hash) from `user`'s and from `address`'s buckets, or
+    /// throws `CA019`; checked before the request reaches the hasher.
+    func admitPasswordLink(user: String, address: String, now: Date = Date()) throws {
+        if let wait = take(\.links, "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
+            ?? take(\.links, "address:" + address, perHour: limits.passwordLinksPerHour, now: now) {
+            throw Self.refusal("too many attempts to set a password; try again later", wait)
+        }
+    }
+
+    /// Takes one store verification from `user`'s bucket, or throws `CA019`.
+    func admitStoreVerification(user: String, now: Date = Date()) throws {
+        if let wait = take(\.store, user, perHour: limits.storeVerificationsPerUserPerHour, now: now) {
+            throw Self.refusal("too many store verifications for this account; try again later", wait)
+        }
+    }
+
     /// Takes a token from `key`'s bucket in `table` (a burst of `perHour`, refilling evenly):
     /// nil, or the seconds until one is there.
     private func take(_ table: WritableKeyPath<State, [String: Bucket]>, _ key: String, perHour: Int, now: Date) -> Int? {
@@ -134,10 +170,11 @@ final class AuthThrottle: Sendable {
         }
     }
 
-    /// Throws `CA019` while `account` or `address` is backing off after failed logins.
+    /// Throws `CA019` while `account` from `address`, or `address` itself, is backing off after
+    /// failed logins. Failures from one address never hold back the account's owner at another.
     func admitLogin(account: String, address: String, now: Date = Date()) throws {
         let wait = state.withLock { s -> Int? in
-            let a = s.accounts[account].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
+            let a = s.accounts[Self.pair(account, address)].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
             let b = s.addresses[address].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
             let w = max(a, b)
             return w > 0 ? Int(w.rounded(.up)) : nil
@@ -145,8 +182,10 @@ final class AuthThrottle: Sendable {
         if let wait { throw Self.refusal("too many failed logins; try again later", wait) }
     }
 
-    /// Records a login's outcome: a failure extends the back-off, a success clears the account's.
+    /// Records a login's outcome: a failure extends the back-off of (account, address) and of
+    /// the address, a success clears the pair's.
     func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) {
+        let account = Self.pair(account, address)
         state.withLock { s in
             if succeeded {
                 s.accounts[account] = nil
@@ -172,6 +211,9 @@ final class AuthThrottle: Sendable {
         }
         return f
     }
+
+    /// The key of an account's failures from one address.
+    private static func pair(_ account: String, _ address: String) -> String { address + " " + account }
 
     private static func refusal(_ message: String, _ seconds: Int) -> ServiceError {
         ServiceError(.rateLimited, message, details: .object(["retryAfterSeconds": .number(Double(max(1, seconds)))]))

@@ -8,17 +8,26 @@ import Synchronization
 /// `chronir_gateway_connections_refused_total`.
 ///
 /// Enforced by a handler in each connection's pipeline (``handlers()``, Hummingbird's
-/// `HTTP1Channel.Configuration.additionalChannelHandlers`). Behind a reverse proxy every
-/// connection comes from the proxy's address: raise the cap there or turn it off.
+/// `HTTP1Channel.Configuration.additionalChannelHandlers`). A trusted proxy
+/// (`CHRONIR_TRUSTED_PROXIES`) carries many clients' connections and is not capped; other
+/// IPv6 peers are counted by their /64.
 final class ConnectionLimit: Sendable {
     /// The most connections one address may hold (0: any number).
     let perAddress: Int
     private let held = Mutex<[String: Int]>([:])
     private let telemetry: Telemetry
+    private let addresses: ClientAddresses
 
-    init(perAddress: Int, telemetry: Telemetry) {
+    init(perAddress: Int, telemetry: Telemetry, addresses: ClientAddresses = ClientAddresses(trusted: [])) {
         self.perAddress = perAddress
         self.telemetry = telemetry
+        self.addresses = addresses
+    }
+
+    /// The key `peer` is counted under: nil for a trusted proxy (not capped).
+    func key(_ peer: String?) -> String? {
+        guard let peer, let address = IPAddress(peer) else { return peer ?? "unknown" }
+        return addresses.isTrusted(address) ? nil : address.limitKey
     }
 
     /// The handlers for a new connection's pipeline: none when there is no cap.
@@ -88,7 +97,7 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     private func decide(_ context: ChannelHandlerContext, closeLater: Bool) {
         guard !decided else { return }
         decided = true
-        let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        guard let address = limit.key(context.channel.remoteAddress?.ipAddress) else { return }
         if limit.admit(address) {
             counted = address
         } else if closeLater {

@@ -8,6 +8,14 @@ struct Gateway: Sendable {
     let verifier: TokenVerifier
     let telemetry: Telemetry
     let throttle: AuthThrottle
+    /// Who a request comes from, through the trusted proxies (``ClientAddresses``).
+    let addresses: ClientAddresses
+
+    /// The client of `request` as per-address limits count it: the TCP peer, or behind a
+    /// trusted proxy the address it forwarded; IPv6 by its /64.
+    func source(_ request: Request, _ context: GatewayContext) -> String {
+        addresses.key(peer: context.remoteAddress?.ipAddress, headers: request.headers)
+    }
 
     /// The verified caller of a request (`CA012` when there is none).
     func caller(_ request: Request) async throws -> Caller {

@@ -22,7 +22,9 @@ public struct GatewayConfig: ServiceConfig {
     /// (120, 1…1 000 000), `CHRONIR_LOGIN_FAILURES_FREE` (5, 1…1 000 000),
     /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE` (20, 1…1 000 000), `CHRONIR_LOGIN_BACKOFF_MAX`
     /// (900 s, 1…86 400), `CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR` (20, 1…10 000 000),
-    /// `CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR` (5, 1…10 000).
+    /// `CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR` (5, 1…10 000), `CHRONIR_VERIFICATION_MAILS_PER_HOUR`
+    /// (5, 1…10 000), `CHRONIR_PASSWORD_LINKS_PER_HOUR` (10, 1…10 000),
+    /// `CHRONIR_STORE_VERIFICATIONS_PER_HOUR` (60, 1…1 000 000).
     var limits: AuthThrottle.Limits
     /// The sign-in providers offered to the web app (``WebSignIn/from(_:)``):
     /// `CHRONIR_WEB_APPLE_CLIENT_ID` and `CHRONIR_WEB_GOOGLE_CLIENT_ID` (unset: that provider is
@@ -55,6 +57,10 @@ public struct GatewayConfig: ServiceConfig {
     /// The most HTTP connections one peer address may hold open (`CHRONIR_CONNECTIONS_PER_ADDRESS`,
     /// default 64, 0…10 000 000; 0: no cap).
     public var connectionsPerAddress: Int
+    /// The reverse proxies whose `X-Forwarded-For`/`Forwarded` is believed (`CHRONIR_TRUSTED_PROXIES`:
+    /// addresses or CIDR blocks, comma- or space-separated; default none: the TCP peer is the
+    /// client). See ``ClientAddresses``.
+    var clientAddresses: ClientAddresses
     /// How often the live streams are pinged (`CHRONIR_SSE_PING`, default 20 s); a stream whose client
     /// left ends at the next ping.
     public var ssePing: Duration
@@ -76,6 +82,11 @@ public struct GatewayConfig: ServiceConfig {
         limits.tokenConfirmsPerAddressPerHour = try e.int("CHRONIR_TOKEN_CONFIRMS_PER_ADDRESS_PER_HOUR", limits.tokenConfirmsPerAddressPerHour,
                                                           in: 1...10_000_000)
         limits.resetMailsPerEmailPerHour = try e.int("CHRONIR_RESET_MAILS_PER_EMAIL_PER_HOUR", limits.resetMailsPerEmailPerHour, in: 1...10_000)
+        limits.verificationMailsPerUserPerHour = try e.int("CHRONIR_VERIFICATION_MAILS_PER_HOUR", limits.verificationMailsPerUserPerHour,
+                                                           in: 1...10_000)
+        limits.passwordLinksPerHour = try e.int("CHRONIR_PASSWORD_LINKS_PER_HOUR", limits.passwordLinksPerHour, in: 1...10_000)
+        limits.storeVerificationsPerUserPerHour = try e.int("CHRONIR_STORE_VERIFICATIONS_PER_HOUR", limits.storeVerificationsPerUserPerHour,
+                                                            in: 1...1_000_000)
         self.limits = limits
         webSignIn = try WebSignIn.from(e)
         publicURL = e.optional("CHRONIR_PUBLIC_URL")
@@ -92,5 +103,6 @@ public struct GatewayConfig: ServiceConfig {
         httpIdleTimeout = try e.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
         connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
         ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
+        clientAddresses = try ClientAddresses.parse(e.optional("CHRONIR_TRUSTED_PROXIES"))
     }
 }

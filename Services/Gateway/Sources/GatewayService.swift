@@ -29,7 +29,8 @@ public enum GatewayService {
         // A key accounts stops publishing is trusted for the longest token lifetime (and a minute) more.
         let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger,
                                      retiredKeyGrace: config.retiredKeyGrace, periodicRefresh: config.keyRefresh)
-        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: config.limits))
+        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: config.limits),
+                              addresses: config.clientAddresses)
 
         let router = Router(context: GatewayContext.self)
         router.add(middleware: SecurityHeadersMiddleware())
@@ -75,7 +76,8 @@ public enum GatewayService {
         // AsyncHTTPClient's) keeps an idle connection, so the client lets go first and never
         // sends a request on a connection the server is closing.
         let idle = config.httpIdleTimeout
-        let connectionLimit = ConnectionLimit(perAddress: config.connectionsPerAddress, telemetry: runtime.telemetry)
+        let connectionLimit = ConnectionLimit(perAddress: config.connectionsPerAddress, telemetry: runtime.telemetry,
+                                              addresses: config.clientAddresses)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,

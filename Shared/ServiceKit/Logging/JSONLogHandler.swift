@@ -124,7 +124,7 @@ public struct LogSetup: Sendable {
             }
             var handler = StreamLogHandler.standardError(label: "\(service) \(label)", metadataProvider: provider)
             handler.logLevel = level
-            return handler
+            return TextLogHandler(inner: handler)
         }
         logger.logLevel = level
         return logger

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -86,9 +87,14 @@ public struct SMTPClient: Sendable {
         group = eventLoopGroup
     }
 
-    /// Sends one plain-text message.
+    /// Sends one plain-text message. A recipient that is not one plain address (a control
+    /// character, a space, `<`, `>`) is refused before anything connects: it would end the
+    /// `RCPT TO` line.
     public func send(to recipient: String, subject: String, body: String, messageID: String) async throws {
         guard let group else { throw Failure("this SMTP client only checked its settings; it has no event loops to send with") }
+        guard Self.isPlainAddress(recipient), Self.isPlainAddress(from) else {
+            throw Failure("refused to send to \(recipient.debugDescription): not a plain address")
+        }
         let session = try await SMTPSession.connect(host: host, port: port, tls: security == .implicitTLS ? tls : nil, group: group)
         do {
             try await dialogue(session, recipient: recipient, subject: subject, body: body, messageID: messageID)
@@ -97,6 +103,13 @@ public struct SMTPClient: Sendable {
             await session.close()
             throw error
         }
+    }
+
+    /// Whether `address` can stand in `MAIL FROM:<…>`, `RCPT TO:<…>` and a header as it is:
+    /// non-empty, with no control character, space, `<` or `>`.
+    static func isPlainAddress(_ address: String) -> Bool {
+        !address.isEmpty && address.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !"<>".unicodeScalars.contains($0) }
+            && !address.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029 }
     }
 
     private func dialogue(_ s: SMTPSession, recipient: String, subject: String, body: String, messageID: String) async throws {
@@ -127,15 +140,61 @@ public struct SMTPClient: Sendable {
     }
 
     /// The RFC 5322 message, dot-stuffed and ended with `.` (what follows `DATA`).
+    ///
+    /// The subject is one header line whatever it holds: printable ASCII as it is, anything else
+    /// as RFC 2047 encoded words (`=?UTF-8?B?…?=`, folded), so a CR, LF or other control character
+    /// in a name it carries can never start a header or end the message. The body's lines are
+    /// split on Unicode scalars (LF, CR LF or a lone CR: `"\r\n"` is one Swift `Character`),
+    /// sent as CR LF, and a line that starts with `.` is dot-stuffed.
     static func message(from: String, to recipient: String, subject: String, body: String, messageID: String, date: Date = Date()) -> String {
-        var message = "From: Chronir <\(from)>\r\nTo: <\(recipient)>\r\nSubject: \(subject)\r\nDate: \(DateFormatter.rfc5322.string(from: date))\r\n"
+        var message = "From: Chronir <\(from)>\r\nTo: <\(recipient)>\r\nSubject: \(headerText(subject))\r\nDate: \(DateFormatter.rfc5322.string(from: date))\r\n"
         message += "Message-ID: <\(messageID)@chronir>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
         message += "Content-Transfer-Encoding: 8bit\r\n\r\n"
-        for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
-            let text = line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
-            message += (text.hasPrefix(".") ? "." : "") + text + "\r\n"
+        for line in bodyLines(body) {
+            message += (line.hasPrefix(".") ? "." : "") + line + "\r\n"
         }
         return message + ".\r\n"
+    }
+
+    /// `text`'s lines, split at LF, CR LF and lone CR (on scalars, not `Character`s).
+    static func bodyLines(_ text: String) -> [String] {
+        var lines: [String] = []
+        var line = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in text.unicodeScalars {
+            if scalar == "\n", afterCR { afterCR = false; continue }
+            afterCR = scalar == "\r"
+            if scalar == "\n" || scalar == "\r" {
+                lines.append(String(line))
+                line = String.UnicodeScalarView()
+            } else {
+                line.append(scalar)
+            }
+        }
+        lines.append(String(line))
+        return lines
+    }
+
+    /// A header's text: as it is when it is printable ASCII (and short), otherwise RFC 2047
+    /// `B` encoded words of at most 45 bytes of UTF-8 each (75 characters with their frame), cut
+    /// between scalars and folded with CR LF and a space. Control characters become spaces first.
+    static func headerText(_ text: String) -> String {
+        let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { HumanText.isControl($0) ? " " : $0 }))
+        if cleaned.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }), cleaned.utf8.count <= 900, !cleaned.contains("=?") {
+            return cleaned
+        }
+        var words: [String] = []
+        var chunk: [UInt8] = []
+        for scalar in cleaned.unicodeScalars {
+            let bytes = Array(String(scalar).utf8)
+            if chunk.count + bytes.count > 45 {
+                words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
+                chunk = []
+            }
+            chunk += bytes
+        }
+        if !chunk.isEmpty || words.isEmpty { words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=") }
+        return words.joined(separator: "\r\n ")
     }
 }
 

@@ -58,6 +58,13 @@ extension AccountsHandlers {
         }
         let email = try AccountValidation.email(rawEmail)
         try AccountValidation.password(password)
+        // The cheap refusals first (two indexed reads), so a request that cannot succeed costs
+        // no scrypt time; the transaction below checks both again under the row lock.
+        guard let current = try await store.passwordHash(of: actor) else { throw ServiceError(.authRequired, "this account no longer exists") }
+        guard current.isEmpty else { throw ServiceError(.alreadyExists, "this account already has a password") }
+        if let holder = try await store.credentials(email: email), holder.id != actor {
+            throw ServiceError(.alreadyExists, "an account with this email already exists")
+        }
         let hash = try await hasher.hash(password)
         return try await changed(actor) { c in
             let current = try await store.lockPasswordHash(of: actor, on: c)

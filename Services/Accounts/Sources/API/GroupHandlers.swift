@@ -49,9 +49,12 @@ struct GroupHandlers: Sendable {
         return (g, role)
     }
 
+    /// `value` trimmed, 1…`max` characters and without control characters (``HumanText``;
+    /// the description alone may hold line breaks).
     static func text(_ value: String, field: String, max: Int) throws -> String {
         let t = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !t.isEmpty, t.count <= max else { throw ServiceError(.validationFailed, "\(field) must be 1...\(max) characters") }
+        try HumanText.check(t, field: field, multiline: field == "description")
         return t
     }
 

@@ -28,6 +28,7 @@ enum AccountValidation {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw ServiceError(.validationFailed, "displayName must not be empty") }
         guard name.count <= 80 else { throw ServiceError(.validationFailed, "displayName must be at most 80 characters") }
+        try HumanText.check(name, field: "displayName")
         return name
     }
 

@@ -2,16 +2,29 @@ import Crypto
 import CryptoExtras
 import Foundation
 import NIOPosix
+import Synchronization
+import Wire
 
 /// Slow salted password hashes (scrypt, RFC 7914) computed off the async executors.
 ///
 /// Stored as `scrypt$<log2 N>$<r>$<p>$<salt base64>$<hash base64>`, so the cost can be raised
 /// later without invalidating existing hashes.
+///
+/// At most `queue.limit` hashes wait or run at once (`CHRONIR_HASH_QUEUE`); one more is refused
+/// at once with `CA022` (503 with `Retry-After`) instead of waiting behind a flood, so a burst
+/// costs its senders an answer, not everyone's sign-in a stall.
 struct PasswordHasher: Sendable {
     let logN: Int
     let r = 8
     let p = 1
     let pool: NIOThreadPool
+    let queue: HashQueue
+
+    init(logN: Int, pool: NIOThreadPool, queueLimit: Int = 64) {
+        self.logN = logN
+        self.pool = pool
+        self.queue = HashQueue(limit: queueLimit)
+    }
 
     /// Hashes a new password with a fresh 16-byte salt.
     func hash(_ password: String) async throws -> String {
@@ -19,7 +32,7 @@ struct PasswordHasher: Sendable {
         var rng = SystemRandomNumberGenerator()
         for k in 0..<16 { salt[k] = rng.next() }
         let (logN, r, p, saltBytes) = (self.logN, self.r, self.p, salt)
-        let derived = try await pool.runIfActive {
+        let derived = try await queue.run(pool) {
             try Self.derive(password, salt: saltBytes, logN: logN, r: r, p: p)
         }
         return "scrypt$\(logN)$\(r)$\(p)$\(Data(salt).base64EncodedString())$\(Data(derived).base64EncodedString())"
@@ -32,7 +45,7 @@ struct PasswordHasher: Sendable {
               let salt = Data(base64Encoded: String(parts[4])), let expected = Data(base64Encoded: String(parts[5])),
               (1...20).contains(logN)
         else { return false }
-        let derived = try await pool.runIfActive {
+        let derived = try await queue.run(pool) {
             try Self.derive(password, salt: [UInt8](salt), logN: logN, r: r, p: p)
         }
         guard derived.count == expected.count else { return false }
@@ -50,5 +63,30 @@ struct PasswordHasher: Sendable {
         let key = try KDF.Scrypt.deriveKey(from: Array(password.utf8), salt: salt, outputByteCount: 32,
                                            rounds: 1 << logN, blockSize: r, parallelism: p)
         return key.withUnsafeBytes { Array($0) }
+    }
+}
+
+/// The bound on hashes waiting for or running on the hashing threads.
+final class HashQueue: Sendable {
+    /// The most hashes queued or running at once.
+    let limit: Int
+    private let held = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The hashes queued or running now.
+    var depth: Int { held.load(ordering: .relaxed) }
+
+    /// Runs `work` on `pool` when fewer than `limit` hashes are queued or running; otherwise
+    /// throws `CA022` with `retryAfterSeconds` 1 without queueing it.
+    func run<T: Sendable>(_ pool: NIOThreadPool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+        guard before < limit else {
+            held.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+            throw ServiceError(.serviceUnavailable, "password checks are busy; try again in a moment",
+                               details: .object(["retryAfterSeconds": .number(1)]))
+        }
+        defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        return try await pool.runIfActive(work)
     }
 }

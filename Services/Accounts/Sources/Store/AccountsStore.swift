@@ -100,6 +100,11 @@ struct AccountsStore: Sendable {
                           logger: database.logger)
     }
 
+    /// The account's password hash (empty when it has none), read without a lock; nil when the account is gone.
+    func passwordHash(of uid: String) async throws -> String? {
+        try await database.query("SELECT password_hash FROM users WHERE id = \(uid)").first(String.self)
+    }
+
     /// The account's password hash (empty when it has none), its row locked; nil when the account is gone.
     func lockPasswordHash(of uid: String, on c: PostgresConnection) async throws -> String? {
         try await c.query("SELECT password_hash FROM users WHERE id = \(uid) FOR UPDATE", logger: database.logger).first(String.self)

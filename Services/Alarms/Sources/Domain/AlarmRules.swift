@@ -11,6 +11,7 @@ enum AlarmRules {
         let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !t.isEmpty else { throw ServiceError(.validationFailed, "title must not be empty") }
         guard t.count <= 100 else { throw ServiceError(.validationFailed, "title must be at most 100 characters") }
+        try HumanText.check(t, field: "title")
         return t
     }
 
@@ -20,8 +21,12 @@ enum AlarmRules {
         }
     }
 
+    /// At most `max` characters and no control characters (``HumanText``); notes alone may
+    /// hold line breaks.
     static func text(_ value: String?, field: String, max: Int) throws {
-        if let v = value, v.count > max { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
+        guard let v = value else { return }
+        if v.count > max { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
+        try HumanText.check(v, field: field, multiline: field == "note")
     }
 
     static func url(_ value: String?, field: String) throws {

@@ -9,13 +9,15 @@ enum BillingRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway, logger: Logger) {
         let billing = g.clients.billing
         /// A buyer has credentials: an anonymous account (no email in its token) stays Free
-        /// until it links an email, Apple or Google account.
+        /// until it links an email, Apple or Google account. Each verification (a store call or
+        /// a signature check) counts toward the account's hourly store limit.
         @Sendable func purchaser(_ request: Request) async throws -> Caller {
             let caller = try await g.caller(request)
             guard !caller.email.isEmpty else {
                 throw ServiceError(.permissionDenied,
                                    "an anonymous account cannot subscribe; link an email, Apple or Google account first (POST /v1/auth/link), then refresh the token")
             }
+            try g.throttle.admitStoreVerification(user: caller.uid)
             return caller
         }
         router.get("/v1/products") { _, _ in
@@ -41,6 +43,7 @@ enum BillingRoutes {
         }
         router.post("/v1/me/snooze-ledger") { request, _ in
             let caller = try await g.caller(request)
+            try g.throttle.admitStoreVerification(user: caller.uid)
             return try await g.forward(BillingMethods.PaidSnooze.self, billing, payload: try await HTTPSupport.payload(request), caller: caller,
                                        status: .created)
         }

@@ -71,6 +71,7 @@ struct InvitationHandlers: Sendable {
         guard !req.referenceId.isEmpty else { throw ServiceError(.validationFailed, "referenceId is required") }
         let email = try req.inviteeEmail.map { e -> String in
             let t = EmailKey.normalize(e)
+            try HumanText.check(t, field: "inviteeEmail")
             guard t.count <= 254, t.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) != nil else {
                 throw ServiceError(.validationFailed, "inviteeEmail is not an email address")
             }
