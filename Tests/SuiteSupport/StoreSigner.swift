@@ -91,7 +91,7 @@ struct TestTransaction: JWTPayload {
     var expiresDate: Int64
     var signedDate: Int64
     var type: String = "Auto-Renewable Subscription"
-    var environment: String = "Sandbox"
+    var environment: String = "Production"
     /// The buyer's uid, as the app sets it at purchase (absent: not set).
     var appAccountToken: String? = nil
     func verify(using algorithm: some JWTAlgorithm) throws {}
@@ -128,7 +128,7 @@ struct TestNotification: JWTPayload {
         notificationType = type
         self.subtype = subtype
         notificationUUID = id
-        data = Body(bundleId: "com.chronir.app", environment: "Sandbox", signedTransactionInfo: transaction)
+        data = Body(bundleId: "com.chronir.app", environment: "Production", signedTransactionInfo: transaction)
         signedDate = Int64(signed.timeIntervalSince1970 * 1000)
     }
 }

@@ -16,6 +16,9 @@ public struct BillingConfig: ServiceConfig {
     /// The app's bundle id that App Store transactions must carry (`CHRONIR_APPLE_BUNDLE_ID`,
     /// default `com.chronir.app`).
     public var appleBundleId: String
+    /// Whether App Store Sandbox and Xcode transactions count as paid
+    /// (`CHRONIR_APPLE_ALLOW_SANDBOX`, default false; a test deployment's setting).
+    public var appleAllowSandbox: Bool
     /// Extra trusted CA certificates for the connections to Google (the certificates of the PEM
     /// file `CHRONIR_PUSH_CA_FILE` names; default none: the system's roots only).
     public var extraTrustRoots: [NIOSSLCertificate]?
@@ -54,6 +57,7 @@ public struct BillingConfig: ServiceConfig {
             appleRootPEMs = [AppleRootCA.g3]
         }
         appleBundleId = e.string("CHRONIR_APPLE_BUNDLE_ID", "com.chronir.app")
+        appleAllowSandbox = try e.bool("CHRONIR_APPLE_ALLOW_SANDBOX", false)
         // The App Store root is checked now (a certificate that is unusable stops the start).
         _ = try Self.makeAppleVerifier(rootPEMs: appleRootPEMs, bundleId: appleBundleId)
         if let file = e.optional("CHRONIR_PUSH_CA_FILE") {
@@ -90,12 +94,12 @@ public struct BillingConfig: ServiceConfig {
     /// The verifier of App Store signed data, trusting ``appleRootPEMs`` and checking
     /// ``appleBundleId``.
     func makeAppleVerifier() throws -> AppleVerifier {
-        try Self.makeAppleVerifier(rootPEMs: appleRootPEMs, bundleId: appleBundleId)
+        try Self.makeAppleVerifier(rootPEMs: appleRootPEMs, bundleId: appleBundleId, allowSandbox: appleAllowSandbox)
     }
 
-    private static func makeAppleVerifier(rootPEMs: [String], bundleId: String) throws -> AppleVerifier {
+    private static func makeAppleVerifier(rootPEMs: [String], bundleId: String, allowSandbox: Bool = false) throws -> AppleVerifier {
         do {
-            return try AppleVerifier(rootPEMs: rootPEMs, bundleId: bundleId)
+            return try AppleVerifier(rootPEMs: rootPEMs, bundleId: bundleId, allowSandbox: allowSandbox)
         } catch {
             throw ServiceEnvironment.Invalid("the App Store root certificate is unusable: \(error)")
         }

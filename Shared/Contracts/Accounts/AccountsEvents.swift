@@ -30,8 +30,15 @@ public enum AccountsEvents {
         public var analyticsConsent: Bool?
         /// The user's home zone (nil: `timezone`); fixed alarms in the previous one follow it.
         public var homeTimezone: String?
+        /// Set once, when a password reset proved the address of an account that had not proved
+        /// it: the owner took the account back, and what was made in it before this time (by
+        /// whoever held it unproven) is removed — calendar feeds by alarms, pending invitations by
+        /// invitations (devices, sessions and identities by accounts itself). Absent otherwise,
+        /// and from builds before 0.5.
+        public var takenBackAt: Date?
         public init(uid: String, email: String, displayName: String, timezone: String, tier: Tier, emailVerified: Bool? = nil,
-                    defaultSnoozeMinutes: Int? = nil, analyticsConsent: Bool? = nil, homeTimezone: String? = nil) {
+                    defaultSnoozeMinutes: Int? = nil, analyticsConsent: Bool? = nil, homeTimezone: String? = nil, takenBackAt: Date? = nil) {
+            self.takenBackAt = takenBackAt
             self.defaultSnoozeMinutes = defaultSnoozeMinutes
             self.analyticsConsent = analyticsConsent
             self.homeTimezone = homeTimezone

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import Messaging
 import PostgresNIO
+import ServiceKit
 
 extension AccountsHandlers {
     /// Queues a reset mail when `email` belongs to an account; the answer is the same either way,
@@ -46,17 +47,48 @@ extension AccountsHandlers {
             }
             try await store.deleteRefreshTokens(of: uid, on: c)
             if let before, before.emailVerifiedAt == nil, try await store.markEmailVerified(of: uid, email: email, on: c) {
-                let dropped = try await store.deleteIdentities(of: uid, on: c)
-                if dropped > 0 {
-                    database.logger.notice("reset proved an unproven address: identities linked before were removed",
-                                           metadata: ["user": "\(uid)", "identities": "\(dropped)"])
-                }
-                if let user = try await store.user(id: uid, on: c) {
-                    try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: uid, on: c)
-                }
+                try await takeBack(uid, email: email, name: before.displayName, sessions: sessions.count, on: c)
             }
         }
         return Empty()
+    }
+
+    /// A reset proved the address of an account that had not proved it: whoever held the account
+    /// unproven (a pre-hijack) loses everything they made in it. Identities and devices (push
+    /// tokens, webhooks) go here, each device announced as removed; the profile goes out with
+    /// `takenBackAt`, on which alarms removes the calendar feeds and invitations revokes the
+    /// pending invitations made before it. The owner is mailed what was removed.
+    func takeBack(_ uid: String, email: String, name: String, sessions: Int, on c: PostgresConnection) async throws {
+        let identities = try await store.deleteIdentities(of: uid, on: c)
+        let devices = try await store.deleteDevices(of: uid, on: c)
+        for d in devices {
+            try await outbox.append(AccountsEvents.deviceRemoved, AccountsEvents.DeviceRemoved(uid: uid, deviceId: d.deviceId), actor: uid, on: c)
+        }
+        database.logger.notice("reset proved an unproven address: what was made before is removed",
+                               metadata: ["user": "\(uid)", "identities": "\(identities)", "devices": "\(devices.count)", "sessions": "\(sessions)"])
+        if let user = try await store.user(id: uid, on: c) {
+            var event = upserted(user)
+            event.takenBackAt = Date()
+            try await outbox.append(AccountsEvents.userUpserted, event, actor: uid, on: c)
+        }
+        let listed = devices.isEmpty ? "- no devices" : devices.map { "- device \($0.deviceId) (\($0.platform))" }.joined(separator: "\n")
+        let body = """
+            Hello \(name),
+
+            You reset the password of your Chronir account, which proves this address is yours.
+            Before that, the account had not proved its address, so anything made in it may have
+            been made by someone else. We removed, to be safe:
+
+            \(listed)
+            - \(identities) Apple or Google sign-in(s) linked to it
+            - \(sessions) signed-in session(s)
+            - every calendar feed link and every pending invitation made before the reset
+
+            Sign in again on your own devices to register them; make a new calendar feed link if
+            you want one.
+            """
+        try await MailOutbox.enqueue(to: email, subject: "What we removed from your Chronir account", body: body, userId: uid,
+                                     on: c, logger: database.logger)
     }
 
     /// Queues a verification mail to the actor's email.

@@ -48,4 +48,12 @@ extension AccountsStore {
         let rows = try await c.query("DELETE FROM devices WHERE user_id = \(uid) AND device_id = \(deviceId) RETURNING device_id", logger: database.logger)
         return try await rows.first(String.self) != nil
     }
+
+    /// Deletes every device of the account; returns the ids and platforms of those it had.
+    func deleteDevices(of uid: String, on c: PostgresConnection) async throws -> [(deviceId: String, platform: String)] {
+        let rows = try await c.query("DELETE FROM devices WHERE user_id = \(uid) RETURNING device_id, platform", logger: database.logger)
+        var out: [(deviceId: String, platform: String)] = []
+        for try await (id, platform) in rows.decode((String, String).self) { out.append((deviceId: id, platform: platform)) }
+        return out
+    }
 }

@@ -16,6 +16,8 @@ struct AccountsEventHandlers: Sendable {
         h.on(AccountsEvents.userUpserted) { user, ctx, c in
             let before = try await store.zones(of: user.uid, on: c)
             try await store.upsertUser(user, on: c)
+            // The owner took the account back: feed links made before (maybe by someone else) stop.
+            if let at = user.takenBackAt { try await store.deleteCalendarFeeds(of: user.uid, madeBefore: at, on: c) }
             // A changed profile zone is where the user is now (US-7.3), as is a device's below.
             if before?.profile != user.timezone { try await moved(user.uid, to: user.timezone, at: ctx.envelope.occurredAt, on: c) }
             // A home zone set (or changed) explicitly takes the fixed alarms kept at home time

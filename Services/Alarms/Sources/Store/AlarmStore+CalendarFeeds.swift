@@ -49,4 +49,9 @@ extension AlarmStore {
         for try await (user, scope, group) in feed { found = (user, scope, group) }
         return found
     }
+
+    /// Deletes the user's feeds made before `at` (an account taken back by its owner).
+    func deleteCalendarFeeds(of user: String, madeBefore at: Date, on c: PostgresConnection) async throws {
+        try await c.query("DELETE FROM calendar_feeds WHERE user_id = \(user) AND created_at < \(at)", logger: logger)
+    }
 }

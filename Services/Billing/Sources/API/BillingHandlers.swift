@@ -29,12 +29,28 @@ struct BillingHandlers: Sendable {
         router.on(BillingMethods.Google.self) { req, ctx in try await googlePurchase(req, user: try ctx.requireActor(), reason: "purchase") }
         router.on(BillingMethods.Restore.self) { req, ctx in
             let user = try ctx.requireActor()
-            for t in req.signedTransactions ?? [] { _ = try await appleTransaction(t, user: user, reason: "restore") }
-            for p in req.purchases ?? [] { _ = try await googlePurchase(p, user: user, reason: "restore") }
+            // Each entry is a signature check or a Play API call: the same entry counts once,
+            // and a request carries at most `maxRestoreEntries` of each kind.
+            let transactions = Self.distinct(req.signedTransactions ?? [], by: { $0 })
+            let purchases = Self.distinct(req.purchases ?? [], by: { $0.purchaseToken })
+            guard transactions.count <= Self.maxRestoreEntries, purchases.count <= Self.maxRestoreEntries else {
+                throw ServiceError(.validationFailed, "restore takes at most \(Self.maxRestoreEntries) signedTransactions and \(Self.maxRestoreEntries) purchases")
+            }
+            for t in transactions { _ = try await appleTransaction(t, user: user, reason: "restore") }
+            for p in purchases { _ = try await googlePurchase(p, user: user, reason: "restore") }
             return try await store.outbox.transaction { c in try await store.resolve(user, reason: "restore", on: c) }
         }
         router.on(BillingMethods.AppleNotification.self) { req, _ in try await appleNotification(req.signedPayload) }
         router.on(BillingMethods.GoogleNotification.self) { req, _ in try await googleNotification(req) }
+    }
+
+    /// The most distinct entries of each kind one restore request may carry.
+    static let maxRestoreEntries = 50
+
+    /// `items` without repeats of `key`, in order.
+    static func distinct<T>(_ items: [T], by key: (T) -> String) -> [T] {
+        var seen = Set<String>()
+        return items.filter { seen.insert(key($0)).inserted }
     }
 
     func tier(_ productId: String) throws -> Tier {
@@ -132,7 +148,12 @@ struct BillingHandlers: Sendable {
     /// A purchase recorded for one account is not moved to another by sending its signed
     /// transaction or purchase token (both travel through devices and logs): 403 `CA007`. A
     /// deleted account's purchases (kept under a `deleted-` name) may be restored by a new one.
+    ///
+    /// The purchase's id is locked first (`pg_advisory_xact_lock`), so the first claim of a
+    /// purchase nobody holds yet is the only one: a concurrent claim waits for it to commit,
+    /// then finds the row and is refused; it never overwrites the owner.
     func ensureNotAnothers(_ id: String, user: String, on c: PostgresConnection) async throws {
+        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\("subscription:" + id), 0))", logger: logger).drain()
         if let (existing, _) = try await store.lock(id, on: c), existing.uid != user, !existing.uid.hasPrefix("deleted-") {
             throw ServiceError(.permissionDenied, "this purchase belongs to another account")
         }

@@ -8,10 +8,14 @@ import Messaging
 struct AppleVerifier: Sendable {
     let verifier: X5CVerifier
     let bundleId: String
+    /// Whether transactions of the App Store's Sandbox and Xcode environments count
+    /// (`CHRONIR_APPLE_ALLOW_SANDBOX`, off by default: TestFlight and sandbox purchases are free).
+    let allowSandbox: Bool
 
-    init(rootPEMs: [String], bundleId: String) throws {
+    init(rootPEMs: [String], bundleId: String, allowSandbox: Bool = false) throws {
         verifier = try X5CVerifier(rootCertificates: rootPEMs)
         self.bundleId = bundleId
+        self.allowSandbox = allowSandbox
     }
 
     /// A StoreKit 2 transaction (`JWSTransactionDecodedPayload`); dates in milliseconds.
@@ -72,6 +76,11 @@ struct AppleVerifier: Sendable {
         try AppleMarkers.check(jws, what: "the transaction")
         guard t.bundleId == bundleId else {
             throw ServiceError(.receiptInvalid, "the transaction is for bundle \(t.bundleId), not \(bundleId)")
+        }
+        let environment = t.environment ?? "none"
+        guard environment == "Production" || (allowSandbox && (environment == "Sandbox" || environment == "Xcode")) else {
+            throw ServiceError(.receiptInvalid, "the transaction is from the App Store's \(environment) environment; only Production purchases count here"
+                                   + (allowSandbox ? "" : " (CHRONIR_APPLE_ALLOW_SANDBOX turns Sandbox on for a test deployment)"))
         }
         return t
     }

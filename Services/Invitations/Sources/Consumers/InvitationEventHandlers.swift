@@ -15,6 +15,8 @@ struct InvitationEventHandlers: Sendable {
         h.on(AccountsEvents.userUpserted) { u, ctx, c in
             try await store.upsertUser(uid: u.uid, email: u.email, displayName: u.displayName, tier: u.tier,
                                        emailVerified: u.emailVerified ?? false, on: c, logger: ctx.logger)
+            // The owner took the account back: invitations made before (maybe by someone else) are revoked.
+            if let at = u.takenBackAt { try await store.revokePending(inviter: u.uid, madeBefore: at, reason: "account taken back", on: c) }
         }
         h.on(AccountsEvents.userDeleted) { u, ctx, c in
             // Only an owner who proved the address speaks for it: an account that merely signed

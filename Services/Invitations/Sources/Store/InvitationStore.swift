@@ -49,12 +49,12 @@ struct InvitationStore: Sendable {
     }
 
     /// Revokes every pending invitation matching `condition` (a deleted alarm or group, a deleted inviter).
-    func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, inviteeUserId: String? = nil, reason: String,
-                       on c: PostgresConnection) async throws {
+    func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, inviteeUserId: String? = nil,
+                       madeBefore: Date? = nil, reason: String, on c: PostgresConnection) async throws {
         let rows = try await Self.decode(c.query("""
             SELECT \(unescaped: Self.columns) FROM invitations
             WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter) OR lower(invitee_email) = lower(\(inviteeEmail))
-                OR invitee_uid = \(inviteeUserId))
+                OR invitee_uid = \(inviteeUserId)) AND (\(madeBefore)::timestamptz IS NULL OR created_at < \(madeBefore))
             FOR UPDATE
             """, logger: logger))
         for i in rows {
