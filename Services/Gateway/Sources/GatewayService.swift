@@ -33,7 +33,7 @@ public enum GatewayService {
                               addresses: config.clientAddresses)
 
         let router = Router(context: GatewayContext.self)
-        router.add(middleware: SecurityHeadersMiddleware())
+        router.add(middleware: SecurityHeadersMiddleware(hsts: config.publicURL?.lowercased().hasPrefix("https://") == true))
         router.add(middleware: TelemetryMiddleware(telemetry: runtime.telemetry, access: runtime.logs.logger("access")))
         let allowed = AllowedMethods()
         let recent = RecentErrors()
@@ -46,7 +46,7 @@ public enum GatewayService {
         AlarmRoutes.add(to: router, gateway: gateway)
         PhotoRoutes.add(to: router, gateway: gateway)
         AnalyticsRoutes.add(to: router, gateway: gateway)
-        HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime)
+        HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime, opsToken: config.opsToken)
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))

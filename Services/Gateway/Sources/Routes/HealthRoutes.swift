@@ -3,15 +3,16 @@ import Hummingbird
 import Messaging
 import ServiceKit
 
-/// `GET /healthz`: every service's health, asked over ZeroMQ; 503 when one is down (an overview,
-/// not a probe). `GET /livez` and `GET /readyz` are the gateway's own: it runs; it can serve
+/// `GET /healthz`: every service's health, asked over ZeroMQ (a snapshot at most 2 s old, so an
+/// anonymous flood costs no fan-out per request); 503 when one is down (an overview, not a
+/// probe). Only the operator's token (`CHRONIR_OPS_TOKEN`) sees instances and failure details. `GET /livez` and `GET /readyz` are the gateway's own: it runs; it can serve
 /// (its consumers are not stopped and it is not shutting down).
 enum HealthRoutes {
     struct Entry: Codable, Sendable {
         var service: String
         var status: String
-        var instance: String?
-        var detail: String?
+        var instance: String? = nil
+        var detail: String? = nil
     }
 
     struct Body: Codable, Sendable {
@@ -19,7 +20,7 @@ enum HealthRoutes {
         var services: [Entry]
     }
 
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime, opsToken: String?) {
         router.get("/livez") { _, _ in
             try HTTPSupport.json(["status": "alive", "service": runtime.name, "instance": runtime.instance, "version": runtime.version])
         }
@@ -27,9 +28,46 @@ enum HealthRoutes {
             let report = await health.report(runtime: runtime)
             return try HTTPSupport.json(report, status: report.status == "ok" ? .ok : .serviceUnavailable)
         }
-        router.get("/healthz") { _, _ in
-            let entries = await withTaskGroup(of: Entry.self) { group in
-                for (name, client) in g.clients.all {
+        let cache = HealthSnapshot(clients: g.clients)
+        router.get("/healthz") { request, _ in
+            // Anonymous callers get each service's status from a snapshot at most two seconds
+            // old (one fan-out however many ask); the operator's token adds instances and why a
+            // check fails. Internal text never reaches anyone else.
+            let isOperator = opsToken.map { (try? OpsRoutes.authorize(request, token: $0)) != nil } ?? false
+            let entries = await cache.entries().map { e in isOperator ? e : Entry(service: e.service, status: e.status) }
+            let ok = entries.allSatisfy { $0.status == "ok" }
+            return try HTTPSupport.json(Body(status: ok ? "ok" : "degraded", services: entries), status: ok ? .ok : .serviceUnavailable)
+        }
+    }
+
+    /// Every service's health, asked over ZeroMQ at most once per `maxAge`; concurrent askers
+    /// share the one round in flight.
+    actor HealthSnapshot {
+        let clients: GatewayClients
+        let maxAge: Duration
+        private var last: (at: ContinuousClock.Instant, entries: [Entry])?
+        private var round: Task<[Entry], Never>?
+
+        init(clients: GatewayClients, maxAge: Duration = .seconds(2)) {
+            self.clients = clients
+            self.maxAge = maxAge
+        }
+
+        func entries() async -> [Entry] {
+            if let last, ContinuousClock.now - last.at < maxAge { return last.entries }
+            if let round { return await round.value }
+            let clients = self.clients
+            let task = Task { await Self.ask(clients) }
+            round = task
+            let entries = await task.value
+            last = (ContinuousClock.now, entries)
+            round = nil
+            return entries
+        }
+
+        static func ask(_ clients: GatewayClients) async -> [Entry] {
+            await withTaskGroup(of: Entry.self) { group in
+                for (name, client) in clients.all {
                     group.addTask {
                         do {
                             let report = try await client.call(SystemMethods.Health.self, Empty(), timeout: .seconds(1))
@@ -45,8 +83,6 @@ enum HealthRoutes {
                 for await e in group { all.append(e) }
                 return all.sorted { $0.service < $1.service }
             }
-            let ok = entries.allSatisfy { $0.status == "ok" }
-            return try HTTPSupport.json(Body(status: ok ? "ok" : "degraded", services: entries), status: ok ? .ok : .serviceUnavailable)
         }
     }
 }
