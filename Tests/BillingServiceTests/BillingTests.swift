@@ -11,7 +11,8 @@ import Testing
 /// certificate chain in place of Apple's and a local server speaking the Play Developer API.
 @Suite("Billing")
 struct BillingTests {
-    func withSuite(_ signer: StoreSigner, push: FakePushServer? = nil, _ body: (TestSuite) async throws -> Void) async throws {
+    func withSuite(_ signer: StoreSigner, push: FakePushServer? = nil, extra: [String: String] = [:],
+                   _ body: (TestSuite) async throws -> Void) async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("billing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let root = dir.appendingPathComponent("root.pem").path
@@ -24,6 +25,7 @@ struct BillingTests {
             env["CHRONIR_PLAY_API_URL"] = push.baseURL
             env["CHRONIR_PUSH_CA_FILE"] = push.certFile
         }
+        env.merge(extra) { $1 }
         try await withTestSuite(label: "billing", start: { s in
             try s.startCore()
             try s.start("billing", migrations: BillingService.migrations, extra: env, build: BillingService.build)

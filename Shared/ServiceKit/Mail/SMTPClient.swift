@@ -176,7 +176,8 @@ public struct SMTPClient: Sendable {
     }
 
     /// A header's text: as it is when it is printable ASCII (and short), otherwise RFC 2047
-    /// `B` encoded words of at most 45 bytes of UTF-8 each (75 characters with their frame), cut
+    /// `B` encoded words of at most 39 bytes of UTF-8 each (64 characters with their frame; a
+    /// folded line stays under 78), cut
     /// between scalars and folded with CR LF and a space. Control characters become spaces first.
     static func headerText(_ text: String) -> String {
         let cleaned = String(String.UnicodeScalarView(text.unicodeScalars.map { HumanText.isControl($0) ? " " : $0 }))
@@ -187,7 +188,7 @@ public struct SMTPClient: Sendable {
         var chunk: [UInt8] = []
         for scalar in cleaned.unicodeScalars {
             let bytes = Array(String(scalar).utf8)
-            if chunk.count + bytes.count > 45 {
+            if chunk.count + bytes.count > 39 {
                 words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
                 chunk = []
             }
