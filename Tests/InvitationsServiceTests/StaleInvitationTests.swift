@@ -1,0 +1,44 @@
+import Foundation
+import Support
+@testable import SuiteSupport
+import Testing
+
+/// Issue 57: invitations that outlive their maker's role or plan, tried as a stranger would.
+extension GroupsInvitationsTests {
+    @Test("an open group link made by an admin who was then removed is refused at accept (403 CA007); an alarm invitation made while the owner had Premium is refused once the plan lapsed (CA002) and taken again after it is back")
+    func inviterRecheckedAtAccept() async throws {
+        try await withSuite { s in
+            let owner = try await premium(s, "Owner")
+            let admin = try await premium(s, "Admin")
+            let g = try await group(s, owner)
+            try await join(s, g, owner: owner, admin, admin: true)
+            let link = try await s.request(.POST, "/v1/invitations", token: admin.token, json: ["type": "group", "referenceId": g])
+            #expect(link.status == 201, "\(link.text)")
+            let code = try #require(link.json["id"]?.stringValue)
+            #expect(try await s.request(.DELETE, "/v1/groups/\(g)/members/\(admin.uid)", token: owner.token).status == 204)
+            let stranger = try await s.signup("Stranger")
+            let refused = try await s.request(.POST, "/v1/invitations/\(code)/accept", token: stranger.token)
+            #expect(refused.status == 403 && refused.code == "CA007", "a removed admin's link still lets strangers in: \(refused.status) \(refused.text)")
+            let members = try await s.request(.GET, "/v1/groups/\(g)", token: owner.token)
+            #expect(!members.text.contains(stranger.uid), "\(members.text)")
+
+            let alarm = try await s.request(.POST, "/v1/alarms", token: owner.token, json: ["title": "Rent", "schedule": scheduleJSON()])
+            #expect(alarm.status == 201, "\(alarm.text)")
+            let alarmId = try #require(alarm.json["id"]?.stringValue)
+            let partner = try await s.signup("Partner")
+            var invite: HTTPResult?
+            #expect(await eventually(timeout: .seconds(15)) {
+                invite = try? await s.request(.POST, "/v1/invitations", token: owner.token,
+                                              json: ["type": "alarm", "referenceId": alarmId, "inviteeUserId": partner.uid])
+                return invite?.status == 201
+            }, "\(invite?.text ?? "")")
+            let alarmCode = try #require(invite?.json["id"]?.stringValue)
+            _ = try await s.setTier(owner, "free")
+            let lapsed = try await s.request(.POST, "/v1/invitations/\(alarmCode)/accept", token: partner.token)
+            #expect(lapsed.code == "CA002", "an invitation of a lapsed owner still shares the alarm: \(lapsed.status) \(lapsed.text)")
+            _ = try await s.setTier(owner, "premium")
+            let back = try await s.request(.POST, "/v1/invitations/\(alarmCode)/accept", token: partner.token)
+            #expect(back.status == 200, "\(back.text)")
+        }
+    }
+}
