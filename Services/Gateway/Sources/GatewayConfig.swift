@@ -57,6 +57,9 @@ public struct GatewayConfig: ServiceConfig {
     /// The most HTTP connections one peer address may hold open (`CHRONIR_CONNECTIONS_PER_ADDRESS`,
     /// default 64, 0…10 000 000; 0: no cap).
     public var connectionsPerAddress: Int
+    /// The most photo upload bodies held at once in this process (`CHRONIR_PHOTO_UPLOADS`,
+    /// default 8, 1…10 000); one more is 503 `CA022` with `Retry-After`.
+    public var photoUploads: Int
     /// The reverse proxies whose `X-Forwarded-For`/`Forwarded` is believed (`CHRONIR_TRUSTED_PROXIES`:
     /// addresses or CIDR blocks, comma- or space-separated; default none: the TCP peer is the
     /// client). See ``ClientAddresses``.
@@ -103,6 +106,7 @@ public struct GatewayConfig: ServiceConfig {
         httpIdleTimeout = try e.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
         connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
         ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
+        photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)
         clientAddresses = try ClientAddresses.parse(e.optional("CHRONIR_TRUSTED_PROXIES"))
     }
 }

@@ -44,7 +44,7 @@ public enum GatewayService {
         ExportRoutes.add(to: router, gateway: gateway)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: config.publicURL)
         AlarmRoutes.add(to: router, gateway: gateway)
-        PhotoRoutes.add(to: router, gateway: gateway)
+        PhotoRoutes.add(to: router, gateway: gateway, concurrentUploads: config.photoUploads)
         AnalyticsRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime, opsToken: config.opsToken)
         GroupRoutes.add(to: router, gateway: gateway)

@@ -28,6 +28,11 @@ struct PhotoHandlers: Sendable {
         router.on(PhotoMethods.Put.self) { req, ctx in try await put(req, actor: try ctx.requireActor()) }
         router.on(PhotoMethods.Get.self) { req, ctx in try await get(req, actor: try ctx.requireActor()) }
         router.on(PhotoMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }
+        router.on(PhotoMethods.Check.self) { req, ctx in
+            let actor = try ctx.requireActor()
+            _ = try await database.transaction { c in try await writable(req.id, actor: actor, upload: true, on: c) }
+            return Empty()
+        }
     }
 
     /// The path the gateway serves the photo at; the tag in the query changes with the photo,

@@ -2,13 +2,16 @@ import Contracts
 import Foundation
 import Hummingbird
 import Messaging
+import Synchronization
 
 /// `/v1/alarms/{id}/photo`: the alarm's photo as raw bytes (`chronir-api.md` §8). The body's
 /// size and type are checked here, before anything crosses the bus: over 5 MiB is 413
 /// `CA009`; a `Content-Type` other than JPEG, PNG or HEIC, or bytes that are not what it
-/// says, is 415 `CA032`.
+/// says, is 415 `CA032`. An upload is checked (``PhotoMethods/Check``) before its body is
+/// read, and at most `CHRONIR_PHOTO_UPLOADS` bodies are held at once per process.
 enum PhotoRoutes {
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, concurrentUploads: Int) {
+        let uploads = UploadSlots(limit: concurrentUploads)
         router.put("/v1/alarms/:id/photo") { request, context in
             let caller = try await g.caller(request)
             let id = try context.parameters.require("id")
@@ -16,6 +19,13 @@ enum PhotoRoutes {
             guard let declared, let type = PhotoType(rawValue: declared) else {
                 throw ServiceError(.unsupportedMediaType, "Content-Type must be image/jpeg, image/png or image/heic")
             }
+            // Who may upload is asked before a byte of the body is read: an anonymous or Free
+            // account, another's alarm, a made-up id cost one small request, not 5 MiB.
+            let ref = try JSONCoding.encode(AlarmRef(id: id, version: nil))
+            _ = try await g.call(PhotoMethods.Check.self, g.clients.alarms, payload: ref, caller: caller)
+            // At most `uploads.limit` bodies are held at once in this process (503 past it).
+            try uploads.enter()
+            defer { uploads.leave() }
             let data = try await body(request)
             guard PhotoType.sniff(data) == type else {
                 throw ServiceError(.unsupportedMediaType, "the body is not \(type.rawValue): its bytes do not carry that format's signature")
@@ -74,4 +84,22 @@ enum PhotoRoutes {
         f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return f.string(from: date)
     }
+}
+
+/// A count of uploads in progress with a bound: one past it is 503 `CA022` with `Retry-After`.
+final class UploadSlots: Sendable {
+    let limit: Int
+    private let held = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    func enter() throws {
+        guard held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue < limit else {
+            held.wrappingSubtract(1, ordering: .acquiringAndReleasing)
+            throw ServiceError(.serviceUnavailable, "too many photo uploads in progress; try again in a moment",
+                               details: .object(["retryAfterSeconds": .number(2)]))
+        }
+    }
+
+    func leave() { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
 }
