@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import re
+import subprocess
 import time
 
 from playwright.sync_api import expect
@@ -638,3 +639,61 @@ def test_every_screen_fits_from_320_to_1280(new_page):
     shot(page, "list-1280")
     page.goto(f"{BASE}/app/#/settings")
     shot(page, "settings-1280", full=True)
+
+
+def mailed_token(email, subject):
+    """The token of the newest mail to `email` with `subject`, read from the accounts service's
+    mail queue (the suite has no SMTP relay: the queued mail is what the mailbox would receive)."""
+    import re
+    import time
+    url = f"postgres://postgres@127.0.0.1:{os.environ.get('BROWSER_PG_PORT', '55436')}/chronir"
+    for _ in range(50):
+        out = subprocess.run(["psql", url, "-tAc",
+                              f"SELECT body FROM accounts.mail_outbox WHERE recipient = '{email}' AND subject = '{subject}' ORDER BY id DESC LIMIT 1"],
+                             capture_output=True, text=True, timeout=30).stdout
+        m = re.search(r"token=([A-Za-z0-9_-]+)", out)
+        if m:
+            return m.group(1)
+        time.sleep(0.2)
+    raise AssertionError(f"no '{subject}' mail to {email}")
+
+
+def test_mail_links_open_the_app(new_page):
+    """Issue 57: the links of the reset and verification mails (/reset-password, /verify-email)
+    open screens of the web app, which set the new password and confirm the address."""
+    page = new_page()
+    email, _ = sign_up(page, "Forgetful")
+    page.evaluate("(e) => fetch('/v1/auth/password-reset', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({email: e})})", email)
+    token = mailed_token(email, "Reset your Chronir password")
+    for width, height, name in [(412, 860, "reset-password-phone"), (1280, 800, "reset-password-desktop")]:
+        p = new_page(width, height)
+        p.goto(f"{BASE}/reset-password?token={token}")
+        p.wait_for_url("**/app/#/reset/*")
+        expect(p.get_by_role("heading", name="Choose a new password")).to_be_visible()
+        shot(p, name)
+    p.get_by_label("New password (at least 8 characters)").fill("a brand new horse")
+    p.get_by_role("button", name="Set new password").click()
+    expect(p.locator("#view [role=status]")).to_contain_text("Sign in with your new password")
+    assert token not in p.url, p.url
+    # The token worked once: the new password signs in, the old one does not.
+    status = p.evaluate("""(e) => fetch('/v1/auth/login', {method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({email: e, password: 'a brand new horse'})}).then(r => r.status)""", email)
+    assert status == 200, status
+    # A used token is refused with a clear message.
+    again = new_page()
+    again.goto(f"{BASE}/reset-password?token={token}")
+    again.get_by_label("New password (at least 8 characters)").fill("yet another horse")
+    again.get_by_role("button", name="Set new password").click()
+    expect(again.get_by_role("alert")).to_contain_text("not a valid reset token")
+
+    # The verification link confirms the address.
+    page2 = new_page()
+    email2, _ = sign_up(page2, "Confirmer")
+    token2 = page2.evaluate("""async () => { const t = await fetch('/v1/auth/refresh', {method: 'POST', credentials: 'same-origin',
+        headers: {'Content-Type': 'application/json', 'X-Chronir-Session': 'cookie'}, body: '{}'}).then(r => r.json());
+        return fetch('/v1/me/email-verification', {method: 'POST', headers: {Authorization: 'Bearer ' + t.accessToken}}).then(r => r.status) }""")
+    assert token2 == 202, token2
+    verify = mailed_token(email2, "Confirm your email for Chronir")
+    page2.goto(f"{BASE}/verify-email?token={verify}")
+    expect(page2.locator("#view [role=status]")).to_contain_text("Your address is confirmed")
+    shot(page2, "verify-email-phone")

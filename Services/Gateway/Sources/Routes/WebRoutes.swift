@@ -66,6 +66,17 @@ enum WebRoutes {
             }
             return Response(status: .found, headers: [.location: "/app/#/invite/\(code)"])
         }
+        // The links of the reset and verification mails (`AccountMails`): the token moves into
+        // the fragment, which the app reads and no later request carries.
+        for (path, screen) in [("/reset-password", "reset"), ("/verify-email", "verify")] {
+            router.get(RouterPath(path)) { request, _ in
+                let token = request.uri.queryParameters.get("token") ?? ""
+                guard !token.isEmpty, token.count <= 256, token.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                    return Response(status: .found, headers: [.location: "/app/#/signin"])
+                }
+                return Response(status: .found, headers: [.location: "/app/#/\(screen)/\(token)", .init("Referrer-Policy")!: "no-referrer"])
+            }
+        }
     }
 
     static func serve(_ request: Request, _ files: [String: File]) throws -> Response {

@@ -46,6 +46,51 @@ export function authView(mode) {
     h("p", {}, up ? "Have an account? " : "New here? ", h("a", { href: up ? "#/signin" : "#/signup" }, up ? "Sign in" : "Create an account")));
 }
 
+/** The link of a password-reset mail: a new password for the account, then sign in. */
+export function resetView(token) {
+  const err = h("p", { class: "error", role: "alert" });
+  const password = h("input", { type: "password", name: "password", autocomplete: "new-password", required: true, minlength: 8, maxlength: 128 });
+  const section = h("section", {});
+  const form = h("form", { class: "stack", onsubmit: async (e) => {
+    e.preventDefault();
+    err.textContent = "";
+    try {
+      await api("POST", "/v1/auth/password-reset/confirm", { token, password: password.value });
+      history.replaceState(null, "", `${location.pathname}#/signin`);
+      section.replaceChildren(
+        h("h1", {}, "Your password is changed"),
+        h("p", { role: "status" }, "You were signed out everywhere. Sign in with your new password."),
+        h("a", { class: "btn btn-primary", href: "#/signin" }, "Sign in"));
+    } catch (e2) { err.textContent = errorText(e2); }
+  } },
+    field("New password (at least 8 characters)", password),
+    err,
+    h("button", { class: "btn btn-primary", type: "submit" }, "Set new password"));
+  section.append(
+    h("h1", {}, "Choose a new password"),
+    h("p", { class: "muted" }, "This link works once, for a limited time. Setting a password signs you out on every device."),
+    form);
+  return section;
+}
+
+/** The link of a verification mail: confirms the address at once. */
+export function verifyView(token) {
+  const status = h("p", { role: "status" }, "Confirming your address…");
+  const section = h("section", {}, h("h1", {}, "Confirm your email"), status);
+  history.replaceState(null, "", `${location.pathname}#/signin`);
+  api("POST", "/v1/auth/verify-email", { token })
+    .then(() => {
+      status.textContent = "Your address is confirmed. Thank you.";
+      section.append(h("a", { class: "btn btn-primary", href: "#/alarms" }, "Open Chronir"));
+    })
+    .catch((e) => {
+      status.textContent = "";
+      section.append(h("p", { class: "error", role: "alert" }, errorText(e)),
+        h("p", {}, "Ask for a new mail from Settings once you are signed in."));
+    });
+  return section;
+}
+
 const screens = [
   ["Alarms for the long cycles", "Weekly, monthly, yearly or every N days — Chronir knows the last day of February and the second Tuesday."],
   ["It rings until it's done", "A firing alarm takes the whole screen. Slide to complete, or snooze for as long as your plan allows."],
