@@ -1,11 +1,12 @@
 import Foundation
+import PostgresNIO
 import Support
 @testable import SuiteSupport
 import Testing
 
 /// Issue 57: invitations that outlive their maker's role or plan, tried as a stranger would.
 extension GroupsInvitationsTests {
-    @Test("an open group link made by an admin who was then removed is refused at accept (403 CA007); an alarm invitation made while the owner had Premium is refused once the plan lapsed (CA002) and taken again after it is back")
+    @Test("an open group link made by an admin who was then removed is refused at accept (403 CA007); an alarm invitation made while the owner had Premium is refused once the plan lapsed (CA002, read from invitations' own copy of the accounts stream) and taken again after it is back")
     func inviterRecheckedAtAccept() async throws {
         try await withSuite { s in
             let owner = try await premium(s, "Owner")
@@ -34,9 +35,20 @@ extension GroupsInvitationsTests {
             }, "\(invite?.text ?? "")")
             let alarmCode = try #require(invite?.json["id"]?.stringValue)
             _ = try await s.setTier(owner, "free")
+            // Invitations reads the plan from its copy of the accounts stream (no call at accept).
+            func tierSeen(_ tier: String) async -> Bool {
+                await eventually(timeout: .seconds(15)) {
+                    let t = try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                        try await $0.query("SELECT tier FROM users WHERE uid = \(owner.uid)").first(String.self)
+                    }
+                    return t == tier
+                }
+            }
+            #expect(await tierSeen("free"))
             let lapsed = try await s.request(.POST, "/v1/invitations/\(alarmCode)/accept", token: partner.token)
             #expect(lapsed.code == "CA002", "an invitation of a lapsed owner still shares the alarm: \(lapsed.status) \(lapsed.text)")
             _ = try await s.setTier(owner, "premium")
+            #expect(await tierSeen("premium"))
             let back = try await s.request(.POST, "/v1/invitations/\(alarmCode)/accept", token: partner.token)
             #expect(back.status == 200, "\(back.text)")
         }

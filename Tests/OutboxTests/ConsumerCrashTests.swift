@@ -101,7 +101,8 @@ struct ConsumerCrashTests {
             let inv = try await s.request(.POST, "/v1/invitations", token: owner.token,
                                           json: ["type": "alarm", "referenceId": share, "inviteeEmail": friend.email])
             let code = try #require(inv.json["id"]?.stringValue, "\(inv.text)")
-            #expect(try await s.request(.POST, "/v1/invitations/\(code)/accept", token: friend.token).status == 200)
+            let accepted = try await s.request(.POST, "/v1/invitations/\(code)/accept", token: friend.token)
+            #expect(accepted.status == 200, "\(accepted.status) \(accepted.text)")
             try await consumers.crashedAndRestarted("alarms")
             #expect(await eventually(timeout: .seconds(30)) {
                 (try? await s.request(.GET, "/v1/alarms/\(share)", token: friend.token))?.status == 200

@@ -197,7 +197,7 @@ struct InvitationHandlers: Sendable {
     func accept(_ code: String, actor: String, caller: CallerAddress) async throws -> Invitation {
         // What made the invitation possible is asked again now: the inviter may have lost the
         // role, the plan or the data since (the row is re-read under its lock below).
-        if let i = try await store.invitation(code), i.status == "pending", i.inviterId != actor { try await inviterMayStillShare(i) }
+        if let i = try await store.invitation(code), i.status == "pending", i.inviterId != actor { try await inviterStillManages(i) }
         // An invitation found expired is marked so (and announced) in a transaction that
         // commits; the refusal is thrown after. (Thrown inside, it rolled the mark back.)
         let outcome: AcceptOutcome = try await store.outbox.transaction { c in
@@ -206,6 +206,7 @@ struct InvitationHandlers: Sendable {
                 _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
                 return .expired(at: i.expiresAt)
             }
+            try await inviterStillPremium(i, on: c)
             if i.type == "group" {
                 // The member limit is checked where members live, before the invitation is spent.
                 _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))
@@ -219,37 +220,22 @@ struct InvitationHandlers: Sendable {
         }
     }
 
-    /// Throws unless the inviter of `i` may still share what it shares, as when it was made:
-    /// Premium (`CA002`), the owner of the alarm or a manager of the group (`CA007`), and the
-    /// alarm still has room for one more member (`CA003`; a group's cap is checked by accounts
-    /// when the member is added).
-    /// The most people one alarm is shared with (the alarms service's `sharedWith` cap).
-    static let maxAlarmMembers = 20
-
-    func inviterMayStillShare(_ i: Invitation) async throws {
-        let inviter = try await accounts.call(AccountsMethods.GetMe.self, Empty(), actor: i.inviterId)
-        guard inviter.tier == .premium else {
-            throw ServiceError(.tierRequired, "the plan of the person who invited you no longer includes sharing; ask them for a new invitation")
+    /// Throws unless the manager who made group invitation `i` still manages the group
+    /// (`CA007`), asked of accounts, which the accept needs anyway (it adds the member there).
+    func inviterStillManages(_ i: Invitation) async throws {
+        guard i.type == "group" else { return }
+        let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: i.referenceId, uid: i.inviterId))
+        guard m.role?.manages == true else {
+            throw ServiceError(.permissionDenied, "the person who invited you no longer manages group \(m.group.name); ask its owner for a new invitation")
         }
-        switch i.type {
-        case "alarm":
-            let alarm: Alarm
-            do {
-                alarm = try await alarms.call(AlarmsMethods.Get.self, .init(id: i.referenceId), actor: i.inviterId)
-            } catch let e as ServiceError where e.code == .alarmNotFound || e.code == .notFound {
-                throw ServiceError(.permissionDenied, "the alarm of this invitation is no longer the inviter's to share")
-            }
-            guard alarm.ownerId == i.inviterId else {
-                throw ServiceError(.permissionDenied, "the alarm of this invitation is no longer the inviter's to share")
-            }
-            guard alarm.sharedWith.count < Self.maxAlarmMembers else {
-                throw ServiceError(.groupMemberLimit, "alarm \(alarm.title) is already shared with \(Self.maxAlarmMembers) people")
-            }
-        default:
-            let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: i.referenceId, uid: i.inviterId))
-            guard m.role?.manages == true else {
-                throw ServiceError(.permissionDenied, "the person who invited you no longer manages group \(m.group.name); ask its owner for a new invitation")
-            }
+    }
+
+    /// Throws `CA002` when the inviter of `i` is known here (the accounts stream's read model)
+    /// and no longer Premium: sharing needs the plan it needed when the invitation was made.
+    /// Read locally, so accepting an alarm invitation does not wait on another service.
+    func inviterStillPremium(_ i: Invitation, on c: PostgresConnection) async throws {
+        if let inviter = try await store.user(i.inviterId, on: c), inviter.tier != .premium {
+            throw ServiceError(.tierRequired, "the plan of the person who invited you no longer includes sharing; ask them for a new invitation")
         }
     }
 
