@@ -6,12 +6,13 @@ import Synchronization
 /// bucket), login failures per (account, address) and per address (exponential back-off, so
 /// an attacker elsewhere cannot lock the owner out), confirmations of mailed tokens per
 /// address, reset mails per email address, verification mails and password links per account
-/// and per address, store verifications per account (token buckets). A refusal is `CA019` with `retryAfterSeconds` (``ErrorMiddleware`` turns it
-/// into `Retry-After`).
+/// and per address, store verifications per account (token buckets). A refusal is `CA019`
+/// with `retryAfterSeconds` (``ErrorMiddleware`` turns it into `Retry-After`).
 ///
 /// An address is the client's as ``ClientAddresses`` reads it (behind trusted proxies, the
-/// forwarded one; IPv6 by /64). The state is per gateway process (replicas each keep their own); entries expire, and the
-/// tables are capped so a flood of distinct addresses cannot grow them without end.
+/// forwarded one; IPv6 by /64). The state is per gateway process (replicas each keep their
+/// own); entries expire, and the tables are capped so a flood of distinct addresses cannot
+/// grow them without end.
 final class AuthThrottle: Sendable {
     /// Settings (`CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR`, `CHRONIR_LOGIN_FAILURES_FREE`,
     /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE`, `CHRONIR_LOGIN_BACKOFF_MAX`,
