@@ -64,7 +64,7 @@ NOT_AUTOSCALED_DEFAULT = ("each of its replicas opens up to CHRONIR_DB_POOL_SIZE
 OPS_PORT = 9100
 # What the operator creates in the namespace (overlays/production reads no secret from the tree).
 EXTERNAL = ({("ConfigMap", "chronir-bus-public-keys"), ("Secret", "chronir-gateway-ops-token"),
-             ("Secret", "chronir-bus-gateway")}
+             ("Secret", "chronir-bus-gateway"), ("Secret", "chronir-key-encryption-key")}
             | {("Secret", f"chronir-bus-{s}") for s in SERVICES} | {("Secret", f"chronir-db-{s}") for s in SERVICES})
 # checkov checks that may fail, per overlay, and why. Keep this short.
 ACCEPTED = {
@@ -95,6 +95,7 @@ def prepare_copy(source: str, into: str) -> str:
     for s in SERVICES:
         write(os.path.join(local, "secrets", f"db_{s}"), f"stand-in-password-of-{s}\n")
     write(os.path.join(local, "ops-token"), "stand-in-ops-token-0123456789\n")
+    write(os.path.join(local, "secrets", "key_encryption_key"), "c3RhbmQtaW4ta2V5LWVuY3J5cHRpb24ta2V5LTAxMjM=\n")
     return target
 
 
@@ -276,6 +277,11 @@ def suite_rules(objects: list[dict], failures: list[str], name: str) -> None:
                 fail(what, f"the port named events must be {ports[dname] + 100}, is {events}")
             if env.get("PGUSER") != f"chronir_{dname}":
                 fail(what, f"PGUSER must be chronir_{dname}")
+            if dname == "accounts":
+                kek = env.get("CHRONIR_KEY_ENCRYPTION_KEY_FILE") or ""
+                if not any(kek.startswith(path.rstrip("/") + "/") for path in mounts):
+                    fail(what, "CHRONIR_KEY_ENCRYPTION_KEY_FILE must name a file in a mounted Secret: "
+                               "the JWT signing keys are sealed at rest (issue 57)")
             s = services.get(dname)
             if not s:
                 fail(what, f"no Service {dname}: its peers reach it as {dname} (CHRONIR_PEER_HOST)")
@@ -562,6 +568,10 @@ CASES: list[tuple[str, Callable[[str], None], str]] = [
      r"Deployment/invitations: the port named rpc must be 7105"),
     ("a PodDisruptionBudget that blocks drains", edit_docs("base/billing.yaml", min_available),
      r"PodDisruptionBudget/billing: must be maxUnavailable: 1"),
+    ("accounts without its key-encryption key",
+     edit_docs("base/accounts.yaml", lambda d: container(d).update(
+         env=[e for e in container(d)["env"] if e["name"] != "CHRONIR_KEY_ENCRYPTION_KEY_FILE"])),
+     r"Deployment/accounts: CHRONIR_KEY_ENCRYPTION_KEY_FILE must name a file in a mounted Secret"),
     ("a misspelled Secret", text_edit("base/notifications.yaml", "secretName: chronir-db-notifications",
                                       "secretName: chronir-db-notification"),
      r"production: Deployment/notifications: mounts Secret chronir-db-notification,"),

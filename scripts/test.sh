@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+t0=$(date +%s)
+took() { echo "make test: $1 done at $(( $(date +%s) - t0 )) s"; }
 scripts/deps.sh
 port=${CHRONIR_TEST_PG_PORT:-55432}
 dir=.run/test-pg
@@ -31,13 +33,17 @@ sh scripts/check-prometheus.sh --self-test
 # The Kubernetes manifests (deploy/k8s), offline: rendered, schema-checked, the suite's rules, checkov.
 scripts/check-k8s.sh
 scripts/check-k8s.sh --self-test
+took "checks"
 swift build --build-tests
+took "build"
 # Tests run one at a time: many start services and processes, and 2 cores are easily
 # oversubscribed (timing assertions would then measure the machine, not the code).
 swift test --skip-build --no-parallel "$@"
+took "Swift tests"
 # The web client and the operations page in headless Chromium (skipped when only some Swift
 # tests were asked for with arguments).
 if [ $# -eq 0 ]; then
     scripts/pg.sh stop "$dir"; rm -rf "$dir"; trap - EXIT
     scripts/browser-test.sh
+    took "browser tests"
 fi

@@ -13,11 +13,13 @@ public protocol EventSink: Sendable {
 public final class PubEventSink: EventSink {
     private let socket: SocketActor
 
-    /// Binds a PUB socket to `binds`.
+    /// Binds a PUB socket to `binds`; only the readers of stream `name` (``StreamReaders``)
+    /// complete the CURVE handshake.
     public init(context: ZMQContext, name: String, binds: [String]) throws {
         var options = SocketOptions(type: .pub)
         options.binds = binds
         options.curve = .server
+        options.zapDomain = StreamReaders.zapDomain(name)
         options.sendHighWaterMark = 500_000
         options.lingerMilliseconds = 0
         socket = try SocketActor(context: context, options: options, name: "pub:\(name)")

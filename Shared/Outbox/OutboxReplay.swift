@@ -6,9 +6,13 @@ import PostgresNIO
 public enum OutboxReplay {
     /// Registers the `events.replay` handler for the streams this service produces.
     public static func register(in router: inout RPCRouter, database: Database, streams: Set<String>) {
-        router.on(EventMethods.Replay.self) { request, _ in
+        router.on(EventMethods.Replay.self) { request, context in
             guard streams.contains(request.stream) else {
                 throw ServiceError(.notFound, "this service does not produce stream \"\(request.stream)\"")
+            }
+            // On a secured bus the caller is known: only the stream's readers replay it.
+            if let caller = context.caller, !StreamReaders.mayRead(caller, request.stream) {
+                throw ServiceError(.callerNotAllowed, "\(caller) does not read stream \(request.stream)")
             }
             guard request.limit > 0, request.limit <= 5_000, request.after >= 0 else {
                 throw ServiceError(.validationFailed, "after must be ≥ 0 and limit 1...5000")

@@ -52,7 +52,11 @@ final class RawSocket {
         try set(option, bytes: Array(string.utf8))
     }
 
-    /// Applies a CURVE role with the context's keys; nothing on a plain bus.
+    /// The ZAP domain of server sockets that restrict nobody.
+    static let defaultZAPDomain = "chronir"
+
+    /// Applies a CURVE role with the context's keys; nothing on a plain bus. A server's ZAP
+    /// domain is set apart, once (``SocketOptions/zapDomain``).
     func applyCurve(_ role: CurveRole, security: BusSecurity?) throws {
         guard let security else { return }
         switch role {
@@ -61,7 +65,6 @@ final class RawSocket {
         case .server:
             try set(ZMQ_CURVE_SERVER, 1)
             try set(ZMQ_CURVE_SECRETKEY, string: security.keys.secretKey)
-            try set(ZMQ_ZAP_DOMAIN, string: "chronir")
         case .client(let server):
             guard let serverKey = security.publicKey(of: server) else {
                 throw BusSecurity.Invalid("no public key for \(server): add \(server).pub to the bus keys")

@@ -144,6 +144,7 @@ public final class SocketActor: Sendable {
             try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
             if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
             try raw.applyCurve(options.curve, security: context.security)
+            if options.curve == .server, context.security != nil { try raw.set(ZMQ_ZAP_DOMAIN, string: options.zapDomain) }
             // A DEALER over discovered replicas queues only on live connections, like one given a list.
             if options.immediate || (discovery != nil && options.type == .dealer) { try raw.set(ZMQ_IMMEDIATE, 1) }
             let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16

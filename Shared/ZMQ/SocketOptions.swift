@@ -44,6 +44,10 @@ public struct SocketOptions: Sendable {
     public var resolve: EndpointDiscovery.Resolve? = nil
     /// The socket's CurveZMQ role when its context has ``BusSecurity`` (ignored otherwise).
     public var curve: CurveRole = .none
+    /// The ZAP domain of a CURVE server socket: the context's ``ZMQContext`` admits to a domain
+    /// it restricts only the principals it lists (a stream's readers on its PUB socket); the
+    /// default domain admits every trusted principal.
+    public var zapDomain: String = RawSocket.defaultZAPDomain
     /// Whether ``SocketActor/send(_:)`` may send on the caller's thread: when the socket's
     /// thread is not using the socket and nothing queued waits before the message, the caller
     /// sends it itself (under the socket's lock) instead of queueing it and waking the thread.

@@ -6,18 +6,22 @@ import Synchronization
 /// a REP socket on `inproc://zeromq.zap.01` answering each CURVE handshake of the context's
 /// server sockets. A client whose public key belongs to a trusted principal is accepted with
 /// that principal as its `User-Id`; any other is refused (libzmq then drops the connection
-/// without a reply).
+/// without a reply). On a socket whose ZAP domain is restricted (a stream's PUB socket,
+/// `events:<stream>`), only the principals listed for the domain are accepted.
 ///
 /// Runs on its own thread from the context's creation; ends when the context shuts down.
 final class ZAPHandler: Sendable {
     private let security: Mutex<BusSecurity>
     private let onDecision: @Sendable (ZAPDecision) -> Void
+    private let domainReaders: [String: Set<String>]
     nonisolated(unsafe) private let socket: UnsafeMutableRawPointer
     private let closed = DispatchSemaphore(value: 0)
 
     /// Binds the handler; must happen before any server socket of the context binds.
-    init(context: UnsafeMutableRawPointer, security: BusSecurity, onDecision: @escaping @Sendable (ZAPDecision) -> Void) throws {
+    init(context: UnsafeMutableRawPointer, security: BusSecurity, domainReaders: [String: Set<String>] = [:],
+         onDecision: @escaping @Sendable (ZAPDecision) -> Void) throws {
         self.security = Mutex(security)
+        self.domainReaders = domainReaders
         self.onDecision = onDecision
         guard let s = zmq_socket(context, ZMQ_REP) else { throw ZMQError.current("zmq_socket(ZAP)") }
         var linger: Int32 = 0
@@ -56,6 +60,7 @@ final class ZAPHandler: Sendable {
         }
         let version = String(decoding: frames[0], as: UTF8.self)
         let id = frames[1]
+        let domain = String(decoding: frames[2], as: UTF8.self)
         let address = String(decoding: frames[3], as: UTF8.self)
         let mechanism = String(decoding: frames[5], as: UTF8.self)
         guard version == "1.0" else { return reply(version: "1.0", id: id, status: "500", text: "unknown ZAP version", user: "") }
@@ -67,6 +72,10 @@ final class ZAPHandler: Sendable {
             let key = CurveKey.encode(frames[6]) ?? "?"
             onDecision(ZAPDecision(address: address, principal: nil, reason: "unknown public key \(key)"))
             return reply(version: version, id: id, status: "400", text: "unknown key", user: "")
+        }
+        if let readers = domainReaders[domain], !readers.contains(principal) {
+            onDecision(ZAPDecision(address: address, principal: nil, reason: "\(principal) may not connect to \(domain)"))
+            return reply(version: version, id: id, status: "400", text: "not a reader of \(domain)", user: "")
         }
         onDecision(ZAPDecision(address: address, principal: principal, reason: "trusted key"))
         return reply(version: version, id: id, status: "200", text: "OK", user: principal)

@@ -32,13 +32,16 @@ public final class ZMQContext: Sendable {
     /// Creates a context whose TCP sockets use CurveZMQ with `security`'s keys, and starts its
     /// ZAP handler (before any socket exists, so no handshake is ever accepted unchecked).
     /// `onZAPDecision` hears of every handshake (on the handler's thread; keep it quick).
+    /// `domainReaders`: the principals admitted to each restricted ZAP domain
+    /// (``SocketOptions/zapDomain``); a domain not listed admits every trusted principal.
     public init(ioThreads: Int = 1, security: BusSecurity, discoveryInterval: Duration? = nil,
+                domainReaders: [String: Set<String>] = [:],
                 onZAPDecision: @escaping @Sendable (ZAPDecision) -> Void = { _ in }) throws {
         self.discoveryInterval = discoveryInterval
         guard CurveKey.isSupported else { throw BusSecurity.Invalid("this libzmq was built without CURVE (libsodium)") }
         let ctx = Self.newContext(ioThreads: ioThreads)
         do {
-            self.zap = try ZAPHandler(context: ctx, security: security, onDecision: onZAPDecision)
+            self.zap = try ZAPHandler(context: ctx, security: security, domainReaders: domainReaders, onDecision: onZAPDecision)
         } catch {
             zmq_ctx_term(ctx)
             throw error

@@ -62,6 +62,15 @@ struct CalendarFeedTests {
                 return filter != nil
             })
             let filterId = try #require(filter)
+            // A group alarm the owner keeps from the member (taken off its sharedWith): the member
+            // reads it nowhere, the group's feed included (issue 57: the feed listed every alarm of
+            // the group).
+            let kept = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
+                "title": "Owner only", "groupId": g, "schedule": scheduleJSON("annual", day: 21)])
+            let keptId = try #require(kept.json["id"]?.stringValue, "\(kept.text)")
+            let unshared = try await s.request(.PATCH, "/v1/alarms/\(keptId)", token: owner.token, json: ["sharedWith": [String]()])
+            #expect(unshared.status == 200, "\(unshared.text)")
+            #expect(try await s.request(.GET, "/v1/alarms/\(keptId)", token: member.token).status == 404)
 
             // The caller's feed.
             let made = try await s.request(.POST, "/v1/me/calendar-feeds", token: owner.token, json: ["scope": "me"])
@@ -78,7 +87,7 @@ struct CalendarFeedTests {
             let doc = try parsed(feed.text, after: now)
             #expect(doc["calendar"]?["REFRESH-INTERVAL"] != nil && doc["calendar"]?["X-PUBLISHED-TTL"] != nil, "\(doc)")
             let events = doc["events"]?.arrayValue ?? []
-            #expect(events.count == 3, "\(doc)")
+            #expect(events.count == 4, "\(doc)")
             for id in [rent, bins, filterId] {
                 let api = try await s.request(.GET, "/v1/alarms/\(id)", token: owner.token)
                 let next = try #require(api.json["nextFireDate"]?.stringValue.flatMap(ISOTime.parse))

@@ -503,16 +503,17 @@ def test_sign_in_with_apple_and_google_by_their_redirect_flows(new_page, identit
 
 
 def test_refresh_token_is_out_of_script_reach(new_page):
-    """Issue 37: the web app's refresh token lives in an HttpOnly cookie scoped to the refresh
-    path, its access token in memory; a script (an XSS, an extension) finds neither in storage."""
+    """Issue 37: the web app's refresh token lives in an HttpOnly cookie (issue 57: with the
+    __Host- prefix, so Path=/ and no Domain), its access token in memory; a script (an XSS, an
+    extension) finds neither in storage."""
     page = new_page()
     sign_up(page, "Careful")
     stored = page.evaluate("JSON.stringify({...localStorage}) + JSON.stringify({...sessionStorage})")
     assert "refreshToken" not in stored and "accessToken" not in stored, stored
     assert "chronir_refresh" not in page.evaluate("document.cookie")
     cookies = {c["name"]: c for c in page.context.cookies()}
-    c = cookies["chronir_refresh"]
-    assert c["httpOnly"] and c["secure"] and c["sameSite"] == "Strict" and c["path"] == "/v1/auth/refresh", c
+    c = cookies["__Host-chronir_refresh"]
+    assert c["httpOnly"] and c["secure"] and c["sameSite"] == "Strict" and c["path"] == "/", c
     # A reload keeps the user signed in (the cookie brings a new access token) and the list loads.
     page.reload()
     page.wait_for_url("**/app/#/alarms")
@@ -524,7 +525,7 @@ def test_refresh_token_is_out_of_script_reach(new_page):
     page.goto(f"{BASE}/app/#/settings")
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url("**/app/#/signin")
-    assert "chronir_refresh" not in {c["name"] for c in page.context.cookies()}
+    assert not any("chronir_refresh" in c["name"] for c in page.context.cookies())
 
 
 def test_the_root_leads_to_the_web_client(new_page):

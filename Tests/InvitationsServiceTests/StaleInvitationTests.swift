@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 57: invitations that outlive their maker's role or plan, tried as a stranger would.
 extension GroupsInvitationsTests {
-    @Test("an open group link made by an admin who was then removed is refused at accept (403 CA007); an alarm invitation made while the owner had Premium is refused once the plan lapsed (CA002, read from invitations' own copy of the accounts stream) and taken again after it is back")
+    @Test("an open group link made by an admin who was then removed is refused at accept (403 CA007); an alarm invitation made while the owner had Premium is refused once the plan lapsed (CA002, read from invitations' own copy of the accounts stream) and taken again after it is back; an accept past the 20-member cap of an alarm is refused (CA003) and the invitation stays pending")
     func inviterRecheckedAtAccept() async throws {
         try await withSuite { s in
             let owner = try await premium(s, "Owner")
@@ -51,6 +51,28 @@ extension GroupsInvitationsTests {
             #expect(await tierSeen("premium"))
             let back = try await s.request(.POST, "/v1/invitations/\(alarmCode)/accept", token: partner.token)
             #expect(back.status == 200, "\(back.text)")
+
+            // The share cap at accept: invitations counts the alarm's members from the alarms
+            // stream (one now), and refuses an accept once the alarm holds 20 (CA003).
+            func shares() async -> Int? {
+                try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                    try await $0.query("SELECT shared FROM alarm_shares WHERE alarm_id = \(alarmId)").first(Int32.self).map(Int.init)
+                }
+            }
+            let counted = await eventually(timeout: .seconds(15)) { await shares() == 1 }
+            let count = await shares()
+            #expect(counted, "invitations counted \(String(describing: count)) people on the alarm, not 1")
+            let late = try await s.signup("Late")
+            let lateInvite = try await s.request(.POST, "/v1/invitations", token: owner.token,
+                                                 json: ["type": "alarm", "referenceId": alarmId, "inviteeUserId": late.uid])
+            let lateCode = try #require(lateInvite.json["id"]?.stringValue, "\(lateInvite.text)")
+            _ = try await withDatabase(url: s.databaseURL, schema: "invitations") {
+                try await $0.query("UPDATE alarm_shares SET shared = 20 WHERE alarm_id = \(alarmId)")
+            }
+            let full = try await s.request(.POST, "/v1/invitations/\(lateCode)/accept", token: late.token)
+            #expect(full.code == "CA003" && full.status == 409, "an accept past the cap of 20: \(full.status) \(full.text)")
+            let pending = try await s.request(.GET, "/v1/invitations/\(lateCode)", token: owner.token)
+            #expect(pending.json["status"]?.stringValue == "pending", "the refused accept spent the invitation: \(pending.text)")
         }
     }
 }

@@ -5,6 +5,8 @@ import Foundation
 import Messaging
 import ServiceKit
 import Support
+import Synchronization
+import ZMQ
 @testable import SuiteSupport
 import Testing
 
@@ -69,7 +71,7 @@ struct BusPolicyTests {
         (AccountsMethods.GetMe.type, AccountsMethods.GetMe.access, ["gateway", "operator", "invitations"]),
         (AlarmsMethods.Get.type, AlarmsMethods.Get.access, ["gateway", "operator", "invitations", "billing"]),
         (BillingMethods.SnoozeAllowance.type, BillingMethods.SnoozeAllowance.access, ["gateway", "operator", "alarms"]),
-        (EventMethods.Replay.type, EventMethods.Replay.access, Set(principals)),
+        (EventMethods.Replay.type, EventMethods.Replay.access, Set(principals)),  // and then per stream: StreamReaders
         (SystemMethods.Health.type, SystemMethods.Health.access, Set(principals)),
         (SystemMethods.Streams.type, SystemMethods.Streams.access, ["gateway", "operator"]),
         (AccountsMethods.SetTier.type, AccountsMethods.SetTier.access, ["operator"]),
@@ -123,4 +125,49 @@ struct BusPolicyTests {
                                       .init(groupId: group, uid: intruder.uid, invitedBy: owner.uid)) == nil)
         }
     }
+
+    @Test("stream readers: a key that does not consume a stream can neither replay it (CA030) nor subscribe to it (its CURVE handshake is refused); its consumers and the operator can")
+    func streamReaders() async throws {
+        try await withTestSuite(label: "readers", start: { s in try s.startCore() }) { s in
+            _ = try await s.signup("Someone")
+            let replay = EventMethods.Replay.Request(stream: "accounts", after: 0, limit: 10)
+            #expect(try await refusal(s, as: "scheduler", .accounts, EventMethods.Replay.self, replay) == .callerNotAllowed)
+            #expect(try await refusal(s, as: "billing", .alarms, EventMethods.Replay.self, .init(stream: "alarms", after: 0, limit: 10)) == .callerNotAllowed)
+            #expect(try await refusal(s, as: "billing", .accounts, EventMethods.Replay.self, replay) == nil)
+            #expect(try await refusal(s, as: "operator", .accounts, EventMethods.Replay.self, replay) == nil)
+
+            // Subscribers of three keys on accounts' PUB socket, which heartbeats every second.
+            let counts = MessageCounts()
+            var open: [(ZMQContext, SocketActor, Task<Void, Never>)] = []
+            for principal in ["billing", "scheduler", "operator"] {
+                let context = try TestBusKeys.context(principal)
+                var options = SocketOptions(type: .sub)
+                options.connects = ["tcp://127.0.0.1:\(s.ports[.accounts]!.pub)"]
+                options.subscriptions = [Data("accounts".utf8)]
+                options.curve = .client(server: "accounts")
+                let socket = try SocketActor(context: context, options: options, name: principal)
+                let reader = Task { for await _ in socket.messages { counts.add(principal) } }
+                open.append((context, socket, reader))
+            }
+            for i in 0..<8 {
+                _ = try await s.signup("Later\(i)")
+                try await Task.sleep(for: .milliseconds(400))
+            }
+            let seen = counts.snapshot
+            #expect((seen["billing"] ?? 0) > 0 && (seen["operator"] ?? 0) > 0, "\(seen)")
+            #expect(seen["scheduler"] == nil, "a key that does not read accounts received \(seen["scheduler"] ?? 0) messages of it")
+            for (context, socket, reader) in open {
+                await socket.close()
+                await reader.value
+                context.terminate()
+            }
+        }
+    }
+}
+
+/// Messages received per subscriber, from the readers' tasks.
+final class MessageCounts: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    func add(_ name: String) { counts.withLock { $0[name, default: 0] += 1 } }
+    var snapshot: [String: Int] { counts.withLock { $0 } }
 }

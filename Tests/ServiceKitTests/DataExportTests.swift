@@ -90,6 +90,16 @@ struct DataExportTests {
             #expect((otherDoc["alarms"] as? [Any])?.isEmpty == true)
             #expect((otherDoc["subscriptions"] as? [Any])?.isEmpty == true)
 
+            // An account that only claims an address (never proved it) is not shown the invitations
+            // sent to that address (issue 57: the pre-hijacker reading the victim's invitations).
+            let claimant = try await s.signup("Claimant", verified: false)
+            #expect(try await s.request(.POST, "/v1/invitations", token: stranger.token,
+                                        json: ["type": "group", "referenceId": sg, "inviteeEmail": claimant.email]).status == 201)
+            await s.settle()
+            let claimed = try await s.request(.GET, "/v1/me/export", token: claimant.token)
+            let claimedDoc = try #require(try JSONSerialization.jsonObject(with: claimed.body) as? [String: Any], "\(claimed.text.prefix(300))")
+            #expect((claimedDoc["invitationsReceived"] as? [Any])?.isEmpty == true, "\(claimed.text.prefix(600))")
+
             // Three exports an hour per account: the fourth waits.
             for _ in 0..<2 { #expect(try await s.request(.GET, "/v1/me/export", token: owner.token).status == 200) }
             let fourth = try await s.request(.GET, "/v1/me/export", token: owner.token)

@@ -47,6 +47,8 @@ public enum AccountsService {
         )
         handlers.register(into: &router)
         GroupHandlers(store: handlers.groups, accounts: handlers.store).register(into: &router)
+        let throttle = ThrottleHandlers(database: database)
+        throttle.register(into: &router)
         let billing = try runtime.makeSubscriber(to: .billing, handlers: handlers.billing, database: database, wakes: outbox.writer)
         let smtp = try config.mail.client(eventLoopGroup: runtime.eventLoopGroup)
         if smtp == nil { runtime.logger.warning("CHRONIR_SMTP_URL is not set: password-reset and verification mails wait in mail_outbox") }
@@ -56,6 +58,7 @@ public enum AccountsService {
         // Keys a rotation replaced are retired once the longest token lifetime has passed.
         parts.services.append(PeriodicService("signing key retirement", every: config.signingKeySweep,
                                               logger: runtime.logs.logger("signing-keys")) { try await issuer.retireDue() })
+        parts.services.append(PeriodicService("throttle sweep", every: .seconds(3600), logger: runtime.logger) { try await throttle.sweep() })
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
         try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)

@@ -1,6 +1,5 @@
 import Foundation
 import Messaging
-import Synchronization
 
 /// Limits on the routes that cost the most and are guessed at: sign-up per address (a token
 /// bucket), login failures per (account, address) and per address (exponential back-off, so
@@ -10,9 +9,9 @@ import Synchronization
 /// with `retryAfterSeconds` (``ErrorMiddleware`` turns it into `Retry-After`).
 ///
 /// An address is the client's as ``ClientAddresses`` reads it (behind trusted proxies, the
-/// forwarded one; IPv6 by /64). The state is per gateway process (replicas each keep their
-/// own); entries expire, and the tables are capped so a flood of distinct addresses cannot
-/// grow them without end.
+/// forwarded one; IPv6 by /64). The counting is ``ThrottleRules``; where the counts live is a
+/// ``ThrottleState``: shared by every gateway replica through accounts (the default,
+/// `CHRONIR_THROTTLE_STATE=shared`), or this process's memory (`local`).
 final class AuthThrottle: Sendable {
     /// Settings (`CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR`, `CHRONIR_LOGIN_FAILURES_FREE`,
     /// `CHRONIR_LOGIN_ADDRESS_FAILURES_FREE`, `CHRONIR_LOGIN_BACKOFF_MAX`,
@@ -48,54 +47,40 @@ final class AuthThrottle: Sendable {
         var storeVerificationsPerUserPerHour = 60
     }
 
-    private struct Bucket { var tokens: Double; var at: Date }
-    private struct Failures { var count: Int; var lockedUntil: Date; var at: Date }
-    private struct State {
-        var signups: [String: Bucket] = [:]
-        var exports: [String: Bucket] = [:]
-        var imports: [String: Bucket] = [:]
-        var analytics: [String: Bucket] = [:]
-        var confirms: [String: Bucket] = [:]
-        var resetMails: [String: Bucket] = [:]
-        var verificationMails: [String: Bucket] = [:]
-        var links: [String: Bucket] = [:]
-        var store: [String: Bucket] = [:]
-        var accounts: [String: Failures] = [:]
-        var addresses: [String: Failures] = [:]
-    }
-
     private let limits: Limits
-    private let state = Mutex(State())
-    private let maxEntries = 100_000
+    private let state: any ThrottleState
 
-    init(limits: Limits) {
+    /// `state`: where the buckets and failures live (``LocalThrottleState``, or
+    /// ``SharedThrottleState`` for every replica at once).
+    init(limits: Limits, state: any ThrottleState = LocalThrottleState()) {
         self.limits = limits
+        self.state = state
     }
 
     /// Takes one sign-up from `address`'s bucket, or throws `CA019`.
-    func admitSignup(address: String, now: Date = Date()) throws {
-        if let wait = take(\.signups, address, perHour: limits.signupsPerAddressPerHour, now: now) {
+    func admitSignup(address: String, now: Date = Date()) async throws {
+        if let wait = await take("signups", address, perHour: limits.signupsPerAddressPerHour, now: now) {
             throw Self.refusal("too many sign-ups from this address", wait)
         }
     }
 
     /// Takes one data export from `user`'s bucket, or throws `CA019`.
-    func admitExport(user: String, now: Date = Date()) throws {
-        if let wait = take(\.exports, user, perHour: limits.exportsPerUserPerHour, now: now) {
+    func admitExport(user: String, now: Date = Date()) async throws {
+        if let wait = await take("exports", user, perHour: limits.exportsPerUserPerHour, now: now) {
             throw Self.refusal("too many exports of this account", wait)
         }
     }
 
     /// Takes one alarm import from `user`'s bucket, or throws `CA019`.
-    func admitImport(user: String, now: Date = Date()) throws {
-        if let wait = take(\.imports, user, perHour: limits.importsPerUserPerHour, now: now) {
+    func admitImport(user: String, now: Date = Date()) async throws {
+        if let wait = await take("imports", user, perHour: limits.importsPerUserPerHour, now: now) {
             throw Self.refusal("too many alarm imports for this account", wait)
         }
     }
 
     /// Takes one analytics batch from `user`'s bucket, or throws `CA019`.
-    func admitAnalytics(user: String, now: Date = Date()) throws {
-        if let wait = take(\.analytics, user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
+    func admitAnalytics(user: String, now: Date = Date()) async throws {
+        if let wait = await take("analytics", user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
             throw Self.refusal("too many analytics batches from this account", wait)
         }
     }
@@ -104,117 +89,68 @@ final class AuthThrottle: Sendable {
     /// A confirmation that succeeds gives it back (``refundTokenConfirm(address:)``), so only
     /// made-up, used or expired tokens use the limit up: guessing tokens is bounded, answering
     /// one's own mails is not.
-    func admitTokenConfirm(address: String, now: Date = Date()) throws {
-        if let wait = take(\.confirms, address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
+    func admitTokenConfirm(address: String, now: Date = Date()) async throws {
+        if let wait = await take("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
             throw Self.refusal("too many token confirmations from this address", wait)
         }
     }
 
     /// Gives back the confirmation ``admitTokenConfirm(address:)`` took (the token was good).
-    func refundTokenConfirm(address: String) {
-        let capacity = Double(limits.tokenConfirmsPerAddressPerHour)
-        state.withLock { s in
-            guard var b = s.confirms[address] else { return }
-            b.tokens = min(capacity, b.tokens + 1)
-            s.confirms[address] = b
-        }
+    func refundTokenConfirm(address: String) async {
+        await state.refund("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour)
     }
 
     /// Takes one reset mail from the bucket of `email` (its ``EmailKey`` form), or throws `CA019`.
     /// The answer is the same whether or not the address has an account.
-    func admitResetMail(email: String, now: Date = Date()) throws {
-        if let wait = take(\.resetMails, email, perHour: limits.resetMailsPerEmailPerHour, now: now) {
+    func admitResetMail(email: String, now: Date = Date()) async throws {
+        if let wait = await take("resetMails", email, perHour: limits.resetMailsPerEmailPerHour, now: now) {
             throw Self.refusal("too many password-reset mails to this address; try again later", wait)
         }
     }
 
     /// Takes one verification mail from `user`'s bucket, or throws `CA019`.
-    func admitVerificationMail(user: String, now: Date = Date()) throws {
-        if let wait = take(\.verificationMails, user, perHour: limits.verificationMailsPerUserPerHour, now: now) {
+    func admitVerificationMail(user: String, now: Date = Date()) async throws {
+        if let wait = await take("verificationMails", user, perHour: limits.verificationMailsPerUserPerHour, now: now) {
             throw Self.refusal("too many verification mails for this account; try again later", wait)
         }
     }
 
     /// Takes one password link (a password hash) from `user`'s and from `address`'s buckets, or
     /// throws `CA019`; checked before the request reaches the hasher.
-    func admitPasswordLink(user: String, address: String, now: Date = Date()) throws {
-        if let wait = take(\.links, "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
-            ?? take(\.links, "address:" + address, perHour: limits.passwordLinksPerHour, now: now) {
+    func admitPasswordLink(user: String, address: String, now: Date = Date()) async throws {
+        var wait = await take("links", "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
+        if wait == nil { wait = await take("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
+        if let wait {
             throw Self.refusal("too many attempts to set a password; try again later", wait)
         }
     }
 
     /// Takes one store verification from `user`'s bucket, or throws `CA019`.
-    func admitStoreVerification(user: String, now: Date = Date()) throws {
-        if let wait = take(\.store, user, perHour: limits.storeVerificationsPerUserPerHour, now: now) {
+    func admitStoreVerification(user: String, now: Date = Date()) async throws {
+        if let wait = await take("store", user, perHour: limits.storeVerificationsPerUserPerHour, now: now) {
             throw Self.refusal("too many store verifications for this account; try again later", wait)
         }
     }
 
-    /// Takes a token from `key`'s bucket in `table` (a burst of `perHour`, refilling evenly):
+    /// Takes a token from `key`'s bucket named `bucket` (a burst of `perHour`, refilling evenly):
     /// nil, or the seconds until one is there.
-    private func take(_ table: WritableKeyPath<State, [String: Bucket]>, _ key: String, perHour: Int, now: Date) -> Int? {
-        let perSecond = Double(perHour) / 3600
-        let capacity = Double(perHour)
-        return state.withLock { s in
-            if s[keyPath: table].count > maxEntries { s[keyPath: table] = s[keyPath: table].filter { now.timeIntervalSince($0.value.at) < 3600 } }
-            var b = s[keyPath: table][key] ?? Bucket(tokens: capacity, at: now)
-            b.tokens = min(capacity, b.tokens + now.timeIntervalSince(b.at) * perSecond)
-            b.at = now
-            guard b.tokens >= 1 else {
-                s[keyPath: table][key] = b
-                return Int(((1 - b.tokens) / perSecond).rounded(.up))
-            }
-            b.tokens -= 1
-            s[keyPath: table][key] = b
-            return nil
-        }
+    private func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
+        await state.take(bucket, key, perHour: perHour, now: now)
     }
 
     /// Throws `CA019` while `account` from `address`, or `address` itself, is backing off after
     /// failed logins. Failures from one address never hold back the account's owner at another.
-    func admitLogin(account: String, address: String, now: Date = Date()) throws {
-        let wait = state.withLock { s -> Int? in
-            let a = s.accounts[Self.pair(account, address)].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
-            let b = s.addresses[address].map { $0.lockedUntil.timeIntervalSince(now) } ?? 0
-            let w = max(a, b)
-            return w > 0 ? Int(w.rounded(.up)) : nil
+    func admitLogin(account: String, address: String, now: Date = Date()) async throws {
+        if let wait = await state.loginWait(account: account, address: address, now: now) {
+            throw Self.refusal("too many failed logins; try again later", wait)
         }
-        if let wait { throw Self.refusal("too many failed logins; try again later", wait) }
     }
 
     /// Records a login's outcome: a failure extends the back-off of (account, address) and of
     /// the address, a success clears the pair's.
-    func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) {
-        let account = Self.pair(account, address)
-        state.withLock { s in
-            if succeeded {
-                s.accounts[account] = nil
-                return
-            }
-            if s.accounts.count > maxEntries { s.accounts = s.accounts.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
-            if s.addresses.count > maxEntries { s.addresses = s.addresses.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
-            s.accounts[account] = bump(s.accounts[account], free: limits.accountFailuresFree, now: now)
-            s.addresses[address] = bump(s.addresses[address], free: limits.addressFailuresFree, now: now)
-        }
+    func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) async {
+        await state.loginOutcome(account: account, address: address, succeeded: succeeded, limits: limits, now: now)
     }
-
-    /// One more failure: past `free` failures, locked for 1, 2, 4, … seconds (capped). Failures
-    /// older than a day are forgotten.
-    private func bump(_ f: Failures?, free: Int, now: Date) -> Failures {
-        var f = f ?? Failures(count: 0, lockedUntil: .distantPast, at: now)
-        if now.timeIntervalSince(f.at) > 86_400 { f.count = 0 }
-        f.count += 1
-        f.at = now
-        if f.count > free {
-            let seconds = min(Double(limits.maxBackoffSeconds), pow(2, Double(min(f.count - free - 1, 30))))
-            f.lockedUntil = now.addingTimeInterval(seconds)
-        }
-        return f
-    }
-
-    /// The key of an account's failures from one address.
-    private static func pair(_ account: String, _ address: String) -> String { address + " " + account }
 
     private static func refusal(_ message: String, _ seconds: Int) -> ServiceError {
         ServiceError(.rateLimited, message, details: .object(["retryAfterSeconds": .number(Double(max(1, seconds)))]))

@@ -26,6 +26,9 @@ public struct GatewayConfig: ServiceConfig {
     /// (5, 1…10 000), `CHRONIR_PASSWORD_LINKS_PER_HOUR` (10, 1…10 000),
     /// `CHRONIR_STORE_VERIFICATIONS_PER_HOUR` (60, 1…1 000 000).
     var limits: AuthThrottle.Limits
+    /// Where the limits count (`CHRONIR_THROTTLE_STATE`): `shared` (default) in accounts'
+    /// PostgreSQL, one count for every gateway replica; `local` in this process only.
+    var sharedThrottle: Bool
     /// The sign-in providers offered to the web app (``WebSignIn/from(_:)``):
     /// `CHRONIR_WEB_APPLE_CLIENT_ID` and `CHRONIR_WEB_GOOGLE_CLIENT_ID` (unset: that provider is
     /// off), `CHRONIR_APPLE_AUTHORIZE_URL` (default `https://appleid.apple.com/auth/authorize`)
@@ -54,6 +57,11 @@ public struct GatewayConfig: ServiceConfig {
     public var httpBacklog: Int
     /// A connection idle this long is closed (`CHRONIR_HTTP_IDLE_TIMEOUT`, default 75 s; 0 turns it off).
     public var httpIdleTimeout: Duration
+    /// The time every request body gets to arrive (`CHRONIR_HTTP_BODY_TIMEOUT`, default 20 s; 0
+    /// turns it off), extended by a second for every `CHRONIR_HTTP_BODY_MIN_RATE` bytes that
+    /// arrived (default 500, 1…1 000 000 000): ``BodyDeadline``.
+    public var httpBodyTimeout: Duration
+    public var httpBodyMinRate: Int
     /// The most HTTP connections one peer address may hold open (`CHRONIR_CONNECTIONS_PER_ADDRESS`,
     /// default 64, 0…10 000 000; 0: no cap).
     public var connectionsPerAddress: Int
@@ -91,6 +99,11 @@ public struct GatewayConfig: ServiceConfig {
         limits.storeVerificationsPerUserPerHour = try e.int("CHRONIR_STORE_VERIFICATIONS_PER_HOUR", limits.storeVerificationsPerUserPerHour,
                                                             in: 1...1_000_000)
         self.limits = limits
+        switch e.string("CHRONIR_THROTTLE_STATE", "shared") {
+        case "shared": sharedThrottle = true
+        case "local": sharedThrottle = false
+        case let other: throw ServiceEnvironment.Invalid("CHRONIR_THROTTLE_STATE=\(other): expected shared or local")
+        }
         webSignIn = try WebSignIn.from(e)
         publicURL = e.optional("CHRONIR_PUBLIC_URL")
         liveStreamsPerAccount = try e.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000)
@@ -104,6 +117,8 @@ public struct GatewayConfig: ServiceConfig {
         httpPort = try e.int("CHRONIR_HTTP_PORT", 8080, in: 0...65535)
         httpBacklog = try e.int("CHRONIR_HTTP_BACKLOG", 4096, in: 1...65535)
         httpIdleTimeout = try e.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
+        httpBodyTimeout = try e.duration("CHRONIR_HTTP_BODY_TIMEOUT", .seconds(20))
+        httpBodyMinRate = try e.int("CHRONIR_HTTP_BODY_MIN_RATE", 500, in: 1...1_000_000_000)
         connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
         ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
         photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)

@@ -29,8 +29,10 @@ public enum GatewayService {
         // A key accounts stops publishing is trusted for the longest token lifetime (and a minute) more.
         let verifier = TokenVerifier(accounts: clients.accounts, revocations: revocations, logger: runtime.logger,
                                      retiredKeyGrace: config.retiredKeyGrace, periodicRefresh: config.keyRefresh)
-        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry, throttle: AuthThrottle(limits: config.limits),
-                              addresses: config.clientAddresses)
+        let throttleState: any ThrottleState = config.sharedThrottle
+            ? SharedThrottleState(accounts: clients.accounts, telemetry: runtime.telemetry) : LocalThrottleState()
+        let gateway = Gateway(clients: clients, verifier: verifier, telemetry: runtime.telemetry,
+                              throttle: AuthThrottle(limits: config.limits, state: throttleState), addresses: config.clientAddresses)
 
         let router = Router(context: GatewayContext.self)
         router.add(middleware: SecurityHeadersMiddleware(hsts: config.publicURL?.lowercased().hasPrefix("https://") == true))
@@ -78,10 +80,11 @@ public enum GatewayService {
         let idle = config.httpIdleTimeout
         let connectionLimit = ConnectionLimit(perAddress: config.connectionsPerAddress, telemetry: runtime.telemetry,
                                               addresses: config.clientAddresses)
+        let bodyDeadline = BodyDeadline(base: config.httpBodyTimeout, minRate: config.httpBodyMinRate, telemetry: runtime.telemetry)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(additionalChannelHandlers: connectionLimit.handlers(),
+            server: .http1(configuration: .init(additionalChannelHandlers: connectionLimit.handlers() + bodyDeadline.handlers(),
                                                 idleTimeout: idle > .zero ? TimeAmount(idle) : nil)),
             configuration: .init(address: .hostname(host, port: port), serverName: "chronir-gateway", backlog: backlog),
             onServerRunning: { channel in
@@ -108,6 +111,8 @@ public enum GatewayService {
         parts.services.append(hub)
         let telemetry = runtime.telemetry
         parts.services.append(PeriodicService("live ping", every: config.ssePing, logger: runtime.logger) {
+            // Streams of signed-out sessions and expired tokens end before the keep-alive.
+            hub.endSignedOut(isRevoked: revocations.isRevoked)
             hub.ping()
             telemetry.gauge("chronir_gateway_live_connections").record(hub.count)
             telemetry.gauge("chronir_gateway_live_waiting").record(hub.waiting)

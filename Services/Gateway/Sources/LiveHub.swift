@@ -24,6 +24,9 @@ final class LiveHub: EventApplier, Service {
     }
 
     private let connections = Mutex<[String: [UInt64: AsyncStream<Item>.Continuation]]>([:])
+    /// Whose session and token each connection runs on: ended when the session is signed out
+    /// or the token expires (``endSignedOut(isRevoked:now:)``).
+    private let sessions = Mutex<[UInt64: (user: String, session: String, expires: Date)]>([:])
     private let nextID = Atomic<UInt64>(0)
     private let start = Mutex<Int64?>(nil)
     private let notifications: RPCClient
@@ -70,7 +73,7 @@ final class LiveHub: EventApplier, Service {
     /// Registers a connection of `user`, or nil when the user holds ``perUser`` already (checked
     /// and counted at once, so concurrent opens cannot pass the cap). The connection is
     /// unregistered when it is closed or released (``LiveConnection``).
-    func open(user: String) -> LiveConnection? {
+    func open(user: String, session: String = "", expires: Date = .distantFuture) -> LiveConnection? {
         let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let admitted = connections.withLock { all -> Bool in
@@ -82,17 +85,31 @@ final class LiveHub: EventApplier, Service {
             continuation.finish()
             return nil
         }
+        sessions.withLock { $0[id] = (user, session, expires) }
         return LiveConnection(hub: self, id: id, user: user, stream: stream)
     }
 
     /// Ends connection `id` of `user` (its stream finishes); nothing when it is gone already.
     func unregister(_ id: UInt64, user: String) {
+        sessions.withLock { $0[id] = nil }
         let c = connections.withLock { all -> AsyncStream<Item>.Continuation? in
             let c = all[user]?.removeValue(forKey: id)
             if all[user]?.isEmpty == true { all[user] = nil }
             return c
         }
         c?.finish()
+    }
+
+    /// Ends every connection whose session `isRevoked` (a sign-out, a reused refresh token, a
+    /// password reset that took the account back) or whose access token expired by `now`: a
+    /// stolen token's stream does not outlive the session. The client reconnects with a fresh
+    /// token as after any drop (the web app does). Returns how many ended.
+    @discardableResult
+    func endSignedOut(isRevoked: (String) -> Bool, now: Date = Date()) -> Int {
+        let ended = sessions.withLock { s in s.filter { isRevoked($0.value.session) || $0.value.expires <= now } }
+        for (id, e) in ended { unregister(id, user: e.user) }
+        if !ended.isEmpty { telemetry.counter("chronir_gateway_live_streams_ended_total").increment(by: ended.count) }
+        return ended.count
     }
 
     /// Sends a keep-alive to every connection (proxies close silent connections).

@@ -12,6 +12,8 @@ struct Caller: Sendable {
     var email: String
     /// Whether the account proved `email` (the token's `email_verified` claim).
     var emailVerified: Bool
+    /// When the access token expires (its `exp`); a live stream opened with it ends then.
+    var expiresAt: Date = .distantFuture
 
     /// Headers that carry the session and email (and whether it is proven) to the services.
     var headers: [String: String] {
@@ -229,7 +231,7 @@ final class TokenVerifier: Sendable {
             }
         }
         let caller = Caller(uid: claims.sub.value, session: claims.sid, email: claims.email,
-                            emailVerified: claims.email_verified == true)
+                            emailVerified: claims.email_verified == true, expiresAt: claims.exp.value)
         guard !revocations.isRevoked(caller.session) else { throw ServiceError(.authRequired, "this session was signed out") }
         cache.withLock { c in
             if c.count > 100_000 { c.removeAll() }

@@ -3,6 +3,9 @@ import Schedules
 
 /// An alarm as the API shows it (`chronir-api.md` §3.3).
 public struct Alarm: Codable, Sendable, Equatable {
+    /// The most people an alarm is shared with (`sharedWith`), its owner not counted.
+    public static let maxSharedWith = 20
+
     public var id: String
     public var ownerId: String
     public var title: String

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Messaging
 import ZMQ
 
 /// Reads the CurveZMQ keys of this process from the environment and builds its ZeroMQ context.
@@ -28,7 +29,8 @@ public enum BusKeys {
             return ZMQContext(ioThreads: ioThreads, discoveryInterval: discovery)
         }
         logger.info("bus secured with CURVE", metadata: ["principal": "\(principal)", "trusted": "\(security.publicKeys.keys.sorted())"])
-        return try ZMQContext(ioThreads: ioThreads, security: security, discoveryInterval: discovery) { decision in
+        return try ZMQContext(ioThreads: ioThreads, security: security, discoveryInterval: discovery,
+                              domainReaders: StreamReaders.zapDomains) { decision in
             if let who = decision.principal {
                 logger.debug("bus connection accepted", metadata: ["principal": "\(who)", "address": "\(decision.address)"])
             } else {

@@ -97,6 +97,9 @@ extension ServiceRuntime {
     private func makeConsumer(of producer: ServiceDirectory.Name, handlers: EventHandlers, database: Database,
                               wakes outbox: OutboxWriter?) throws -> (StreamConsumer, RPCClient) {
         try handlers.checkChoices(for: producer.rawValue)
+        guard StreamReaders.lists(name, asReaderOf: producer.rawValue) else {
+            throw ServiceEnvironment.Invalid("\(name) subscribes to stream \(producer.rawValue) but is not one of its readers (StreamReaders)")
+        }
         let replay = try rpcClient(to: producer)
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
                                            crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),

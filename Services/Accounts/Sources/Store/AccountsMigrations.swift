@@ -181,5 +181,10 @@ enum AccountsMigrations {
             "ALTER TABLE users ADD COLUMN IF NOT EXISTS home_timezone text",
         ]),
         OutboxSchema.leanIndexes(10),
+        // The gateway's limits, shared by its replicas (ThrottleHandlers, issue 57).
+        Migration(11, "shared throttle state", [
+            "CREATE TABLE throttle_buckets (bucket text NOT NULL, key text NOT NULL, tokens double precision NOT NULL, at timestamptz NOT NULL, PRIMARY KEY (bucket, key))",
+            "CREATE TABLE throttle_failures (key text PRIMARY KEY, count integer NOT NULL, locked_until timestamptz NOT NULL, at timestamptz NOT NULL)",
+        ]),
     ]
 }

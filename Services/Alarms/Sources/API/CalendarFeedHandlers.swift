@@ -60,7 +60,7 @@ struct CalendarFeedHandlers: Sendable {
             let alarms: [Alarm]
             if scope == "group", let group {
                 guard try await store.groupRole(group: group, user: user, on: c) != nil else { throw notFound }
-                alarms = try await store.activeAlarms(inGroup: group, on: c)
+                alarms = try await store.activeAlarms(inGroup: group, visibleTo: user, on: c)
             } else {
                 alarms = try await store.activeAlarms(visibleTo: user, on: c)
             }

@@ -56,7 +56,7 @@ enum AlarmRules {
             guard !v.isEmpty, v.count <= 64 else { throw ServiceError(.validationFailed, "sharedWith must contain user ids") }
             if v != owner, seen.insert(v).inserted { out.append(v) }
         }
-        guard out.count <= 20 else { throw ServiceError(.validationFailed, "sharedWith may list at most 20 users") }
+        guard out.count <= Alarm.maxSharedWith else { throw ServiceError(.validationFailed, "sharedWith may list at most \(Alarm.maxSharedWith) users") }
         return out
     }
 

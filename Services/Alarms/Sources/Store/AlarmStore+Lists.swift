@@ -92,11 +92,13 @@ extension AlarmStore {
         """
     }
 
-    /// The live, active alarms of `group`, soonest first (nulls last, then id), at most 5 000:
-    /// what the group's calendar shows.
-    func activeAlarms(inGroup group: String, on c: PostgresConnection) async throws -> [Alarm] {
+    /// The live, active alarms of `group` that `user` sees (owns or is shared with: a member an
+    /// owner took off an alarm no longer reads it here either), soonest first (nulls last, then
+    /// id), at most 5 000: what the group's calendar shows its feed's owner.
+    func activeAlarms(inGroup group: String, visibleTo user: String, on c: PostgresConnection) async throws -> [Alarm] {
         try await AlarmRow.decodeAll(c.query("""
             SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE deleted_at IS NULL AND is_active AND group_id = \(group)
+              AND (owner_id = \(user) OR shared_with @> ARRAY[\(user)::text])
             ORDER BY next_fire_date NULLS LAST, id LIMIT 5000
             """, logger: logger))
     }

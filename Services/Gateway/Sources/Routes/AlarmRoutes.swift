@@ -15,7 +15,7 @@ enum AlarmRoutes {
         // Migration of a device's local alarms: the import, then `migratedAt` on the profile.
         router.post("/v1/alarms:batchImport") { request, _ in
             let caller = try await g.caller(request)
-            try g.throttle.admitImport(user: caller.uid)
+            try await g.throttle.admitImport(user: caller.uid)
             let reply = try await g.call(AlarmsMethods.BatchImport.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             var result = try JSONCoding.decoder().decode(AlarmImportResult.self, from: reply)
             let user = try JSONCoding.decoder().decode(User.self, from: try await g.call(AccountsMethods.MarkMigrated.self, g.clients.accounts,

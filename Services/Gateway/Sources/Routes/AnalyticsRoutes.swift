@@ -9,7 +9,7 @@ enum AnalyticsRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/analytics/events") { request, _ in
             let caller = try await g.caller(request)
-            try g.throttle.admitAnalytics(user: caller.uid)
+            try await g.throttle.admitAnalytics(user: caller.uid)
             let reply = try await g.call(AnalyticsMethods.Record.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
             return HTTPSupport.json(reply, status: .accepted)
         }

@@ -9,7 +9,7 @@ enum AuthRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/auth/signup") { request, context in
             let payload = try await HTTPSupport.payload(request)
-            try g.throttle.admitSignup(address: g.source(request, context))
+            try await g.throttle.admitSignup(address: g.source(request, context))
             return try await tokens(AccountsMethods.Signup.self, request, payload: payload, status: .created, gateway: g)
         }
         router.post("/v1/auth/login") { request, context in
@@ -17,13 +17,13 @@ enum AuthRoutes {
             // The account's key is the email's one normal form (trimmed, NFKC, case-folded):
             // " v@x.com", "V@X.COM\t" and "ｖ@ｘ.com" are one account to the lockout.
             let account = EmailKey.normalize(body["email"]?.stringValue ?? "")
-            try g.throttle.admitLogin(account: account, address: g.source(request, context))
+            try await g.throttle.admitLogin(account: account, address: g.source(request, context))
             do {
                 let response = try await tokens(AccountsMethods.Login.self, request, payload: try JSONCoding.encode(body), gateway: g)
-                g.throttle.recordLogin(account: account, address: g.source(request, context), succeeded: true)
+                await g.throttle.recordLogin(account: account, address: g.source(request, context), succeeded: true)
                 return response
             } catch let error as ServiceError where error.code == .invalidCredentials {
-                g.throttle.recordLogin(account: account, address: g.source(request, context), succeeded: false)
+                await g.throttle.recordLogin(account: account, address: g.source(request, context), succeeded: false)
                 throw error
             }
         }
@@ -31,7 +31,7 @@ enum AuthRoutes {
         // Either may make an account, so both share the per-address sign-up limit.
         router.post("/v1/auth/apple") { request, context in
             let body = try await HTTPSupport.object(request)
-            try g.throttle.admitSignup(address: g.source(request, context))
+            try await g.throttle.admitSignup(address: g.source(request, context))
             guard let token = body["identityToken"]?.stringValue, !token.isEmpty else {
                 throw ServiceError(.validationFailed, "identityToken is required")
             }
@@ -41,7 +41,7 @@ enum AuthRoutes {
         }
         router.post("/v1/auth/google") { request, context in
             let body = try await HTTPSupport.object(request)
-            try g.throttle.admitSignup(address: g.source(request, context))
+            try await g.throttle.admitSignup(address: g.source(request, context))
             guard let token = body["idToken"]?.stringValue, !token.isEmpty else { throw ServiceError(.validationFailed, "idToken is required") }
             let req = ProviderSignInRequest(provider: "google", identityToken: token, nonce: body["nonce"]?.stringValue,
                                             displayName: body["displayName"]?.stringValue)
@@ -49,14 +49,14 @@ enum AuthRoutes {
         }
         router.post("/v1/auth/anonymous") { request, context in
             let payload = try await HTTPSupport.payload(request)
-            try g.throttle.admitSignup(address: g.source(request, context))
+            try await g.throttle.admitSignup(address: g.source(request, context))
             return try await tokens(AccountsMethods.Anonymous.self, request, payload: payload, status: .created, gateway: g)
         }
         router.post("/v1/auth/link") { request, context in
             let caller = try await g.caller(request)
             var body = try await HTTPSupport.object(request)
             // A password is one scrypt hash: limited per account and per address before it is sent.
-            if body["password"] != nil { try g.throttle.admitPasswordLink(user: caller.uid, address: g.source(request, context)) }
+            if body["password"] != nil { try await g.throttle.admitPasswordLink(user: caller.uid, address: g.source(request, context)) }
             if body["provider"]?.stringValue == "google", body["identityToken"] == nil, let token = body["idToken"] { body["identityToken"] = token }
             body["idToken"] = nil
             return try await g.forward(AccountsMethods.Link.self, g.clients.accounts, payload: try JSONCoding.encode(body), caller: caller)
@@ -66,9 +66,9 @@ enum AuthRoutes {
         // nobody can flood one inbox from many addresses.
         router.post("/v1/auth/password-reset") { request, context in
             let body = try await HTTPSupport.object(request)
-            try g.throttle.admitSignup(address: g.source(request, context))
+            try await g.throttle.admitSignup(address: g.source(request, context))
             let email = EmailKey.normalize(body["email"]?.stringValue ?? "")
-            if !email.isEmpty { try g.throttle.admitResetMail(email: email) }
+            if !email.isEmpty { try await g.throttle.admitResetMail(email: email) }
             return try await g.forward(AccountsMethods.RequestPasswordReset.self, g.clients.accounts, payload: try JSONCoding.encode(body),
                                        caller: nil, status: .accepted)
         }
@@ -80,7 +80,7 @@ enum AuthRoutes {
         }
         router.post("/v1/me/email-verification") { request, _ in
             let caller = try await g.caller(request)
-            try g.throttle.admitVerificationMail(user: caller.uid)
+            try await g.throttle.admitVerificationMail(user: caller.uid)
             return try await g.forward(AccountsMethods.RequestVerification.self, g.clients.accounts, caller: caller, status: .accepted)
         }
         router.post("/v1/auth/refresh") { request, _ in
@@ -99,7 +99,7 @@ enum AuthRoutes {
             var response = try await g.forward(AccountsMethods.Logout.self, g.clients.accounts, payload: try await HTTPSupport.payload(request),
                                                caller: caller, status: .noContent)
             g.verifier.signedOut(caller.session)
-            if RefreshCookie.wanted(request) { response.headers[.setCookie] = RefreshCookie.header(nil) }
+            if RefreshCookie.wanted(request) { response.headers.append(contentsOf: RefreshCookie.fields(nil, for: request)) }
             return response
         }
     }
@@ -116,9 +116,9 @@ enum AuthRoutes {
     /// bounds guessing tokens, not answering mails.
     static func confirm(_ method: any RPCMethod.Type, _ request: Request, address: String, gateway g: Gateway) async throws -> Response {
         let payload = try await HTTPSupport.payload(request)
-        try g.throttle.admitTokenConfirm(address: address)
+        try await g.throttle.admitTokenConfirm(address: address)
         let response = try await g.forward(method, g.clients.accounts, payload: payload, caller: nil, status: .noContent)
-        g.throttle.refundTokenConfirm(address: address)
+        await g.throttle.refundTokenConfirm(address: address)
         return response
     }
 }

@@ -17,7 +17,7 @@ enum BillingRoutes {
                 throw ServiceError(.permissionDenied,
                                    "an anonymous account cannot subscribe; link an email, Apple or Google account first (POST /v1/auth/link), then refresh the token")
             }
-            try g.throttle.admitStoreVerification(user: caller.uid)
+            try await g.throttle.admitStoreVerification(user: caller.uid)
             return caller
         }
         router.get("/v1/products") { _, _ in
@@ -43,7 +43,7 @@ enum BillingRoutes {
         }
         router.post("/v1/me/snooze-ledger") { request, _ in
             let caller = try await g.caller(request)
-            try g.throttle.admitStoreVerification(user: caller.uid)
+            try await g.throttle.admitStoreVerification(user: caller.uid)
             return try await g.forward(BillingMethods.PaidSnooze.self, billing, payload: try await HTTPSupport.payload(request), caller: caller,
                                        status: .created)
         }

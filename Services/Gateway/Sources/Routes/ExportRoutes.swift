@@ -10,7 +10,7 @@ enum ExportRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.get("/v1/me/export") { request, _ in
             let caller = try await g.caller(request)
-            try g.throttle.admitExport(user: caller.uid)
+            try await g.throttle.admitExport(user: caller.uid)
             let sources: [(RPCClient, any RPCMethod.Type)] = [
                 (g.clients.accounts, ExportMethods.Accounts.self), (g.clients.alarms, ExportMethods.Alarms.self),
                 (g.clients.invitations, ExportMethods.Invitations.self), (g.clients.notifications, ExportMethods.Notifications.self),

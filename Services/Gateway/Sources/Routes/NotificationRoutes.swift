@@ -27,7 +27,7 @@ enum NotificationRoutes {
             let header = try cursor(request.headers[.init("Last-Event-ID")!])
             let query = try cursor(request.uri.queryParameters.get("lastEventId"))
             let last = header ?? query
-            guard let connection = hub.open(user: caller.uid) else {
+            guard let connection = hub.open(user: caller.uid, session: caller.session, expires: caller.expiresAt) else {
                 // Streams of a client that left unseen end at the next ping (CHRONIR_SSE_PING).
                 throw ServiceError(.rateLimited, "this account has \(hub.perUser) live streams open already",
                                    details: .object(["retryAfterSeconds": .number(Double(liveRetryAfterSeconds))]))

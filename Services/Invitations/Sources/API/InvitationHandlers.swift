@@ -207,6 +207,9 @@ struct InvitationHandlers: Sendable {
                 return .expired(at: i.expiresAt)
             }
             try await inviterStillPremium(i, on: c)
+            if i.type == "alarm", let shared = try await store.alarmShares(i.referenceId, on: c), shared >= Alarm.maxSharedWith {
+                throw ServiceError(.groupMemberLimit, "this alarm is already shared with \(shared) people, the most it may be; ask its owner to make room")
+            }
             if i.type == "group" {
                 // The member limit is checked where members live, before the invitation is spent.
                 _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: i.referenceId, uid: actor, invitedBy: i.inviterId))

@@ -42,8 +42,12 @@ struct InvitationEventHandlers: Sendable {
 
     var alarms: EventHandlers {
         var h = EventHandlers(AlarmsEvents.self)
-        h.ignore(AlarmsEvents.alarmUpserted, AlarmsEvents.alarmCompleted, AlarmsEvents.alarmSkipped, AlarmsEvents.alarmMissed, AlarmsEvents.alarmSnoozed)
+        h.ignore(AlarmsEvents.alarmCompleted, AlarmsEvents.alarmSkipped, AlarmsEvents.alarmMissed, AlarmsEvents.alarmSnoozed)
+        h.on(AlarmsEvents.alarmUpserted) { a, _, c in
+            try await store.recordAlarmShares(a.id, shared: a.deleted ? nil : max(0, a.members.count - 1), on: c)
+        }
         h.on(AlarmsEvents.alarmDeleted) { a, _, c in
+            try await store.recordAlarmShares(a.id, shared: nil, on: c)
             try await store.revokePending(reference: a.id, reason: "alarm deleted", on: c)
         }
         return h

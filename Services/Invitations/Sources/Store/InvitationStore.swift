@@ -86,6 +86,24 @@ struct InvitationStore: Sendable {
     }
 
     /// A user as accounts last published them (email, display name, tier), if known.
+    /// How many people alarm `id` is shared with, as the alarms stream last told (nil: not known).
+    func alarmShares(_ id: String, on c: PostgresConnection) async throws -> Int? {
+        try await c.query("SELECT shared FROM alarm_shares WHERE alarm_id = \(id)", logger: logger).first(Int32.self).map(Int.init)
+    }
+
+    /// Records how many people alarm `id` is shared with (nil: the alarm is gone). Alarms shared
+    /// with nobody, most of them, keep no row (and their upserts write nothing here).
+    func recordAlarmShares(_ id: String, shared: Int?, on c: PostgresConnection) async throws {
+        if let shared, shared > 0 {
+            try await c.query("""
+                INSERT INTO alarm_shares (alarm_id, shared) VALUES (\(id), \(Int32(shared)))
+                ON CONFLICT (alarm_id) DO UPDATE SET shared = excluded.shared WHERE alarm_shares.shared <> excluded.shared
+                """, logger: logger)
+        } else {
+            try await c.query("DELETE FROM alarm_shares WHERE alarm_id = \(id)", logger: logger)
+        }
+    }
+
     func user(_ uid: String, on c: PostgresConnection) async throws -> (email: String, name: String, tier: Tier)? {
         let rows = try await c.query("SELECT email, display_name, tier FROM users WHERE uid = \(uid)", logger: logger)
         guard let (email, name, tier) = try await rows.decode((String, String, String).self).first(where: { _ in true }) else { return nil }

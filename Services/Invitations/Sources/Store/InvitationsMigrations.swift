@@ -52,5 +52,10 @@ enum InvitationsMigrations {
         // Invitations to an address no account has proved go out by mail, queued with the invitation.
         Migration(6, "mail outbox", [MailOutbox.createTable, MailOutbox.createIndex]),
         OutboxSchema.leanIndexes(7),
+        // How many people each alarm is shared with, from the alarms stream: an accept past the
+        // cap is refused here, before the invitation is spent (issue 57).
+        Migration(8, "alarm share counts", [
+            "CREATE TABLE alarm_shares (alarm_id text PRIMARY KEY, shared integer NOT NULL)",
+        ]),
     ]
 }

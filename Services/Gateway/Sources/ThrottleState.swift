@@ -1,0 +1,143 @@
+import Contracts
+import Foundation
+import Messaging
+import Synchronization
+
+/// Where ``AuthThrottle``'s buckets and login failures live.
+protocol ThrottleState: Sendable {
+    /// Takes a token from `key`'s bucket named `bucket`: nil, or the seconds until one is there.
+    func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int?
+    /// Gives a token back to `key`'s bucket named `bucket`.
+    func refund(_ bucket: String, _ key: String, perHour: Int) async
+    /// The seconds `account` from `address`, or `address` itself, still backs off (nil: none).
+    func loginWait(account: String, address: String, now: Date) async -> Int?
+    /// Records a login's outcome.
+    func loginOutcome(account: String, address: String, succeeded: Bool, limits: AuthThrottle.Limits, now: Date) async
+}
+
+/// The counts in this process's memory (`CHRONIR_THROTTLE_STATE=local`): each gateway replica
+/// counts alone, and a restart forgets. Entries expire, and the tables are capped so a flood of
+/// distinct addresses cannot grow them without end. Also what ``SharedThrottleState`` falls
+/// back on while accounts does not answer.
+final class LocalThrottleState: ThrottleState {
+    private struct State {
+        var buckets: [String: ThrottleRules.Bucket] = [:]
+        var accounts: [String: ThrottleRules.Failures] = [:]
+        var addresses: [String: ThrottleRules.Failures] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let maxEntries: Int
+
+    init(maxEntries: Int = 500_000) {
+        self.maxEntries = maxEntries
+    }
+
+    func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
+        state.withLock { s in
+            if s.buckets.count > maxEntries { s.buckets = s.buckets.filter { now.timeIntervalSince($0.value.at) < 3600 } }
+            let id = bucket + "\u{0}" + key
+            let (b, wait) = ThrottleRules.take(s.buckets[id], perHour: perHour, now: now)
+            s.buckets[id] = b
+            return wait
+        }
+    }
+
+    func refund(_ bucket: String, _ key: String, perHour: Int) async {
+        state.withLock { s in
+            let id = bucket + "\u{0}" + key
+            guard let b = s.buckets[id] else { return }
+            s.buckets[id] = ThrottleRules.refund(b, perHour: perHour)
+        }
+    }
+
+    func loginWait(account: String, address: String, now: Date) async -> Int? {
+        state.withLock { s in
+            let a = ThrottleRules.wait(until: s.accounts[ThrottleRules.pair(account: account, address: address)]?.lockedUntil, now: now) ?? 0
+            let b = ThrottleRules.wait(until: s.addresses[address]?.lockedUntil, now: now) ?? 0
+            let w = max(a, b)
+            return w > 0 ? w : nil
+        }
+    }
+
+    func loginOutcome(account: String, address: String, succeeded: Bool, limits: AuthThrottle.Limits, now: Date) async {
+        let pair = ThrottleRules.pair(account: account, address: address)
+        state.withLock { s in
+            if succeeded {
+                s.accounts[pair] = nil
+                return
+            }
+            if s.accounts.count > maxEntries { s.accounts = s.accounts.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
+            if s.addresses.count > maxEntries { s.addresses = s.addresses.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
+            s.accounts[pair] = ThrottleRules.bump(s.accounts[pair], free: limits.accountFailuresFree,
+                                                  maxBackoffSeconds: limits.maxBackoffSeconds, now: now)
+            s.addresses[address] = ThrottleRules.bump(s.addresses[address], free: limits.addressFailuresFree,
+                                                      maxBackoffSeconds: limits.maxBackoffSeconds, now: now)
+        }
+    }
+}
+
+/// The counts every gateway replica shares (`CHRONIR_THROTTLE_STATE=shared`, the default):
+/// kept by accounts in PostgreSQL (``ThrottleMethods``), so N replicas allow what one does and a
+/// restart forgets nothing. One RPC per limited request (two per login). While accounts does
+/// not answer, the replica counts in its own memory (``LocalThrottleState``), counted in
+/// `chronir_gateway_throttle_fallbacks_total`: a limit is never a reason to refuse service.
+final class SharedThrottleState: ThrottleState {
+    private let accounts: RPCClient
+    private let local = LocalThrottleState()
+    private let telemetry: Telemetry
+    private let timeout: Duration
+
+    init(accounts: RPCClient, telemetry: Telemetry, timeout: Duration = .seconds(2)) {
+        self.accounts = accounts
+        self.telemetry = telemetry
+        self.timeout = timeout
+    }
+
+    private func fellBack() {
+        telemetry.counter("chronir_gateway_throttle_fallbacks_total").increment()
+    }
+
+    func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
+        do {
+            return try await accounts.call(ThrottleMethods.Take.self, .init(bucket: bucket, key: key, perHour: perHour), timeout: timeout)
+                .retryAfterSeconds
+        } catch {
+            fellBack()
+            return await local.take(bucket, key, perHour: perHour, now: now)
+        }
+    }
+
+    func refund(_ bucket: String, _ key: String, perHour: Int) async {
+        do {
+            _ = try await accounts.call(ThrottleMethods.Take.self, .init(bucket: bucket, key: key, perHour: perHour, refund: true),
+                                        timeout: timeout)
+        } catch {
+            fellBack()
+            await local.refund(bucket, key, perHour: perHour)
+        }
+    }
+
+    func loginWait(account: String, address: String, now: Date) async -> Int? {
+        do {
+            return try await accounts.call(ThrottleMethods.LoginWait.self, .init(account: account, address: address), timeout: timeout)
+                .retryAfterSeconds
+        } catch {
+            fellBack()
+            return await local.loginWait(account: account, address: address, now: now)
+        }
+    }
+
+    func loginOutcome(account: String, address: String, succeeded: Bool, limits: AuthThrottle.Limits, now: Date) async {
+        do {
+            _ = try await accounts.call(ThrottleMethods.LoginOutcome.self,
+                                        .init(account: account, address: address, succeeded: succeeded,
+                                              accountFailuresFree: limits.accountFailuresFree, addressFailuresFree: limits.addressFailuresFree,
+                                              maxBackoffSeconds: limits.maxBackoffSeconds),
+                                        timeout: timeout)
+        } catch {
+            fellBack()
+            await local.loginOutcome(account: account, address: address, succeeded: succeeded, limits: limits, now: now)
+        }
+    }
+}
