@@ -172,7 +172,7 @@ struct GroupsInvitationsTests {
         }
     }
 
-    @Test("alarm sharing by invitation: a Free invitee accepts and sees the alarm; removal from a group cascades to its alarms")
+    @Test("alarm sharing by invitation: a Free invitee accepts and sees the alarm; removal from a group cascades to its alarms, and a removed member's own group alarms leave the group")
     func sharing() async throws {
         try await withSuite { s in
             let owner = try await premium(s, "Owner")
@@ -225,6 +225,29 @@ struct GroupsInvitationsTests {
             let after = try await s.request(.GET, "/v1/alarms/\(ga)", token: owner.token)
             #expect(after.json["assignedTo"] == .null)
             #expect(after.json["sharedWith"]?.arrayValue?.isEmpty == true)
+
+            // An admin's own group alarm leaves the group with them (issue 57): the group's
+            // members come off it, and someone who joins later is not added to it.
+            let admin = try await s.signup("Admin")
+            try await join(s, g, owner: owner, admin, admin: true)
+            var adminAlarm: String?
+            #expect(await eventually {
+                let r = try? await s.request(.POST, "/v1/alarms", token: admin.token,
+                                             json: ["title": "Water plants", "schedule": scheduleJSON(), "groupId": g])
+                if r?.status == 201, let id = r?.json["id"]?.stringValue { adminAlarm = id; return true }
+                return false
+            })
+            let aa = try #require(adminAlarm)
+            #expect(await eventually { (try? await s.request(.GET, "/v1/alarms/\(aa)", token: owner.token))?.status == 200 })
+            #expect(try await s.request(.DELETE, "/v1/groups/\(g)/members/\(admin.uid)", token: owner.token).status == 204)
+            #expect(await eventually { (try? await s.request(.GET, "/v1/alarms/\(aa)", token: owner.token))?.status == 404 },
+                    "the group's owner still reads the alarm of a member who left")
+            let newcomer = try await s.signup("Newcomer")
+            try await join(s, g, owner: owner, newcomer)
+            await s.settle()
+            let left = try await s.request(.GET, "/v1/alarms/\(aa)", token: admin.token)
+            #expect(left.json["groupId"] == .null && left.json["sharedWith"]?.arrayValue?.isEmpty == true,
+                    "the ex-member's alarm is still the group's: \(left.text)")
         }
     }
 

@@ -141,8 +141,19 @@ struct AccountsStore: Sendable {
         return try await rows.first(String.self) != nil
     }
 
-    /// Deletes the account's row.
+    /// Deletes the account's row, and the gateway's limits kept under its uid or address
+    /// (``ThrottleHandlers``: buckets keyed by the uid, `user:<uid>` or the address's
+    /// ``EmailKey``; login failures of (address, account)).
     func deleteUser(_ uid: String, on c: PostgresConnection) async throws {
+        let key = try await c.query("SELECT email_key FROM users WHERE id = \(uid)", logger: database.logger).first(String?.self) ?? nil
+        try await c.query("""
+            DELETE FROM throttle_buckets WHERE key = \(uid) OR key = \("user:" + uid) OR key = \(key)
+            """, logger: database.logger)
+        if let key {
+            try await c.query("""
+                DELETE FROM throttle_failures WHERE key LIKE 'pair %' AND right(key, length(\(" " + key))) = \(" " + key)
+                """, logger: database.logger)
+        }
         try await c.query("DELETE FROM users WHERE id = \(uid)", logger: database.logger)
     }
 }

@@ -5,8 +5,10 @@ import ServiceKit
 
 /// `GET /healthz`: every service's health, asked over ZeroMQ (a snapshot at most 2 s old, so an
 /// anonymous flood costs no fan-out per request); 503 when one is down (an overview, not a
-/// probe). Only the operator's token (`CHRONIR_OPS_TOKEN`) sees instances and failure details. `GET /livez` and `GET /readyz` are the gateway's own: it runs; it can serve
-/// (its consumers are not stopped and it is not shutting down).
+/// probe). `GET /livez` and `GET /readyz` are the gateway's own: it runs; it can serve (its
+/// consumers are not stopped and it is not shutting down). All three answer anyone with
+/// statuses only; the operator's token (`CHRONIR_OPS_TOKEN`) adds instances, versions, uptime
+/// and why a check fails.
 enum HealthRoutes {
     struct Entry: Codable, Sendable {
         var service: String
@@ -21,20 +23,26 @@ enum HealthRoutes {
     }
 
     static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime, opsToken: String?) {
-        router.get("/livez") { _, _ in
-            try HTTPSupport.json(["status": "alive", "service": runtime.name, "instance": runtime.instance, "version": runtime.version])
+        let isOperator: @Sendable (Request) -> Bool = { request in
+            opsToken.map { (try? OpsRoutes.authorize(request, token: $0)) != nil } ?? false
         }
-        router.get("/readyz") { _, _ in
+        router.get("/livez") { request, _ in
+            guard isOperator(request) else { return try HTTPSupport.json(["status": "alive"]) }
+            return try HTTPSupport.json(["status": "alive", "service": runtime.name, "instance": runtime.instance, "version": runtime.version])
+        }
+        router.get("/readyz") { request, _ in
             let report = await health.report(runtime: runtime)
-            return try HTTPSupport.json(report, status: report.status == "ok" ? .ok : .serviceUnavailable)
+            let status: HTTPResponse.Status = report.status == "ok" ? .ok : .serviceUnavailable
+            guard isOperator(request) else { return try HTTPSupport.json(["status": report.status], status: status) }
+            return try HTTPSupport.json(report, status: status)
         }
         let cache = HealthSnapshot(clients: g.clients)
         router.get("/healthz") { request, _ in
             // Anonymous callers get each service's status from a snapshot at most two seconds
             // old (one fan-out however many ask); the operator's token adds instances and why a
             // check fails. Internal text never reaches anyone else.
-            let isOperator = opsToken.map { (try? OpsRoutes.authorize(request, token: $0)) != nil } ?? false
-            let entries = await cache.entries().map { e in isOperator ? e : Entry(service: e.service, status: e.status) }
+            let full = isOperator(request)
+            let entries = await cache.entries().map { e in full ? e : Entry(service: e.service, status: e.status) }
             let ok = entries.allSatisfy { $0.status == "ok" }
             return try HTTPSupport.json(Body(status: ok ? "ok" : "degraded", services: entries), status: ok ? .ok : .serviceUnavailable)
         }
