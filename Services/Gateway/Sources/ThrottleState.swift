@@ -82,9 +82,15 @@ final class LocalThrottleState: ThrottleState {
 /// restart forgets nothing. One RPC per limited request (two per login). While accounts does
 /// not answer, the replica counts in its own memory (``LocalThrottleState``), counted in
 /// `chronir_gateway_throttle_fallbacks_total`: a limit is never a reason to refuse service.
+///
+/// A refusal is remembered here until its `Retry-After` passes: no token can come back before
+/// then (buckets refill on the clock, and only a confirmation that succeeds gives one back,
+/// which a refused caller cannot make), so a flood past a limit costs this replica a lookup, not
+/// an RPC and a transaction each (`scripts/link-flood.sh`).
 final class SharedThrottleState: ThrottleState {
     private let accounts: RPCClient
     private let local = LocalThrottleState()
+    private let refused = Mutex<[String: Date]>([:])
     private let telemetry: Telemetry
     private let timeout: Duration
 
@@ -98,10 +104,31 @@ final class SharedThrottleState: ThrottleState {
         telemetry.counter("chronir_gateway_throttle_fallbacks_total").increment()
     }
 
+    /// The seconds a refusal remembered under `id` still holds, if any.
+    private func remembered(_ id: String, now: Date) -> Int? {
+        refused.withLock { r in
+            guard let until = r[id] else { return nil }
+            if until <= now { r[id] = nil }
+            return ThrottleRules.wait(until: until, now: now)
+        }
+    }
+
+    /// Remembers a refusal under `id` for `wait` seconds (none: forgets it).
+    private func remember(_ id: String, wait: Int?, now: Date) {
+        refused.withLock { r in
+            if r.count > 100_000 { r = r.filter { $0.value > now } }
+            r[id] = wait.map { now.addingTimeInterval(Double($0)) }
+        }
+    }
+
     func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
+        let id = bucket + "\u{0}" + key
+        if let wait = remembered(id, now: now) { return wait }
         do {
-            return try await accounts.call(ThrottleMethods.Take.self, .init(bucket: bucket, key: key, perHour: perHour), timeout: timeout)
+            let wait = try await accounts.call(ThrottleMethods.Take.self, .init(bucket: bucket, key: key, perHour: perHour), timeout: timeout)
                 .retryAfterSeconds
+            if wait != nil { remember(id, wait: wait, now: now) }
+            return wait
         } catch {
             fellBack()
             return await local.take(bucket, key, perHour: perHour, now: now)
@@ -119,9 +146,13 @@ final class SharedThrottleState: ThrottleState {
     }
 
     func loginWait(account: String, address: String, now: Date) async -> Int? {
+        let id = "login\u{0}" + ThrottleRules.pair(account: account, address: address)
+        if let wait = remembered(id, now: now) { return wait }
         do {
-            return try await accounts.call(ThrottleMethods.LoginWait.self, .init(account: account, address: address), timeout: timeout)
+            let wait = try await accounts.call(ThrottleMethods.LoginWait.self, .init(account: account, address: address), timeout: timeout)
                 .retryAfterSeconds
+            if wait != nil { remember(id, wait: wait, now: now) }
+            return wait
         } catch {
             fellBack()
             return await local.loginWait(account: account, address: address, now: now)
