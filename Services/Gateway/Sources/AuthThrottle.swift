@@ -59,28 +59,28 @@ final class AuthThrottle: Sendable {
 
     /// Takes one sign-up from `address`'s bucket, or throws `CA019`.
     func admitSignup(address: String, now: Date = Date()) async throws {
-        if let wait = await take("signups", address, perHour: limits.signupsPerAddressPerHour, now: now) {
+        if let wait = await state.take("signups", address, perHour: limits.signupsPerAddressPerHour, now: now) {
             throw Self.refusal("too many sign-ups from this address", wait)
         }
     }
 
     /// Takes one data export from `user`'s bucket, or throws `CA019`.
     func admitExport(user: String, now: Date = Date()) async throws {
-        if let wait = await take("exports", user, perHour: limits.exportsPerUserPerHour, now: now) {
+        if let wait = await state.take("exports", user, perHour: limits.exportsPerUserPerHour, now: now) {
             throw Self.refusal("too many exports of this account", wait)
         }
     }
 
     /// Takes one alarm import from `user`'s bucket, or throws `CA019`.
     func admitImport(user: String, now: Date = Date()) async throws {
-        if let wait = await take("imports", user, perHour: limits.importsPerUserPerHour, now: now) {
+        if let wait = await state.take("imports", user, perHour: limits.importsPerUserPerHour, now: now) {
             throw Self.refusal("too many alarm imports for this account", wait)
         }
     }
 
     /// Takes one analytics batch from `user`'s bucket, or throws `CA019`.
     func admitAnalytics(user: String, now: Date = Date()) async throws {
-        if let wait = await take("analytics", user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
+        if let wait = await state.take("analytics", user, perHour: limits.analyticsBatchesPerUserPerHour, now: now) {
             throw Self.refusal("too many analytics batches from this account", wait)
         }
     }
@@ -90,7 +90,7 @@ final class AuthThrottle: Sendable {
     /// made-up, used or expired tokens use the limit up: guessing tokens is bounded, answering
     /// one's own mails is not.
     func admitTokenConfirm(address: String, now: Date = Date()) async throws {
-        if let wait = await take("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
+        if let wait = await state.take("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
             throw Self.refusal("too many token confirmations from this address", wait)
         }
     }
@@ -103,14 +103,14 @@ final class AuthThrottle: Sendable {
     /// Takes one reset mail from the bucket of `email` (its ``EmailKey`` form), or throws `CA019`.
     /// The answer is the same whether or not the address has an account.
     func admitResetMail(email: String, now: Date = Date()) async throws {
-        if let wait = await take("resetMails", email, perHour: limits.resetMailsPerEmailPerHour, now: now) {
+        if let wait = await state.take("resetMails", email, perHour: limits.resetMailsPerEmailPerHour, now: now) {
             throw Self.refusal("too many password-reset mails to this address; try again later", wait)
         }
     }
 
     /// Takes one verification mail from `user`'s bucket, or throws `CA019`.
     func admitVerificationMail(user: String, now: Date = Date()) async throws {
-        if let wait = await take("verificationMails", user, perHour: limits.verificationMailsPerUserPerHour, now: now) {
+        if let wait = await state.take("verificationMails", user, perHour: limits.verificationMailsPerUserPerHour, now: now) {
             throw Self.refusal("too many verification mails for this account; try again later", wait)
         }
     }
@@ -118,8 +118,8 @@ final class AuthThrottle: Sendable {
     /// Takes one password link (a password hash) from `user`'s and from `address`'s buckets, or
     /// throws `CA019`; checked before the request reaches the hasher.
     func admitPasswordLink(user: String, address: String, now: Date = Date()) async throws {
-        var wait = await take("links", "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
-        if wait == nil { wait = await take("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
+        var wait = await state.take("links", "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
+        if wait == nil { wait = await state.take("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
         if let wait {
             throw Self.refusal("too many attempts to set a password; try again later", wait)
         }
@@ -127,15 +127,9 @@ final class AuthThrottle: Sendable {
 
     /// Takes one store verification from `user`'s bucket, or throws `CA019`.
     func admitStoreVerification(user: String, now: Date = Date()) async throws {
-        if let wait = await take("store", user, perHour: limits.storeVerificationsPerUserPerHour, now: now) {
+        if let wait = await state.take("store", user, perHour: limits.storeVerificationsPerUserPerHour, now: now) {
             throw Self.refusal("too many store verifications for this account; try again later", wait)
         }
-    }
-
-    /// Takes a token from `key`'s bucket named `bucket` (a burst of `perHour`, refilling evenly):
-    /// nil, or the seconds until one is there.
-    private func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
-        await state.take(bucket, key, perHour: perHour, now: now)
     }
 
     /// Throws `CA019` while `account` from `address`, or `address` itself, is backing off after
