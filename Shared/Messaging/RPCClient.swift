@@ -96,15 +96,23 @@ public final class RPCClient: Sendable {
     }
 
     /// Sends a request with a raw JSON payload and returns the reply envelope (a success;
-    /// an error reply is thrown as ``ServiceError``).
+    /// an error reply is thrown as ``ServiceError``). `attachment`: raw bytes sent as a frame
+    /// of their own after the envelope (``EnvelopeHeader/attachment``; the handler reads them
+    /// from ``RPCContext/attachment``), each frame within the message limit.
     public func callRaw(
         type: String, payload: Data, actor: String? = nil, headers extra: [String: String] = [:], timeout: Duration? = nil,
-        idempotencyKey: String? = nil, retries: Int = 0
+        idempotencyKey: String? = nil, retries: Int = 0, attachment: Data? = nil
     ) async throws -> Envelope {
         let timeout = timeout ?? defaultTimeout
         let id = UUIDv7.string()
         var headers = extra
         if let idempotencyKey { headers[EnvelopeHeader.idempotencyKey] = idempotencyKey }
+        if let attachment {
+            guard attachment.count <= maxFrameBytes else {
+                throw ServiceError(.payloadTooLarge, "attachment of \(attachment.count) bytes exceeds the \(maxFrameBytes)-byte message limit")
+            }
+            headers[EnvelopeHeader.attachment] = String(attachment.count)
+        }
         let attempts = idempotencyKey == nil ? 1 : 1 + max(0, retries)
         let wallDeadline = Date().addingTimeInterval(Double(timeout.components.seconds) * Double(attempts)
             + Double(timeout.components.attoseconds) * 1e-18 * Double(attempts))
@@ -121,7 +129,7 @@ public final class RPCClient: Sendable {
         var lastError: (any Error)? = nil
         for attempt in 0..<attempts {
             do {
-                let reply = try await exchange(id: id, frame: frame, timeout: timeout)
+                let reply = try await exchange(id: id, frames: attachment.map { [frame, $0] } ?? [frame], timeout: timeout)
                 timer(type).recordNanoseconds(started.duration(to: clock.now).nanoseconds)
                 if reply.type == ReplyType.error {
                     let error = (try? JSONCoding.decoder().decode(ServiceError.self, from: reply.payload))
@@ -185,7 +193,7 @@ public final class RPCClient: Sendable {
         return t
     }
 
-    private func exchange(id: String, frame: Data, timeout: Duration) async throws -> Envelope {
+    private func exchange(id: String, frames: [Data], timeout: Duration) async throws -> Envelope {
         let deadline = clock.now + timeout
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Envelope, any Error>) in
@@ -203,7 +211,7 @@ public final class RPCClient: Sendable {
                     fail(id, CancellationError())
                     return
                 }
-                socket.send([frame])
+                socket.send(frames)
             }
         } onCancel: {
             fail(id, CancellationError())

@@ -14,6 +14,8 @@ public struct RPCContext: Sendable {
     public var actor: String? { envelope.actor }
     /// The principal that sent the request (its CURVE key), or nil on a plain bus.
     public let caller: String?
+    /// The raw bytes sent after the envelope (``EnvelopeHeader/attachment``), if any.
+    public let attachment: Data?
 
     /// A logger with the request's type, id and actor as metadata (built when asked for:
     /// most requests never log).
@@ -25,9 +27,10 @@ public struct RPCContext: Sendable {
         return l
     }
 
-    public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext, caller: String? = nil) {
+    public init(envelope: Envelope, logger: Logger, serviceContext: ServiceContext, caller: String? = nil, attachment: Data? = nil) {
         self.envelope = envelope
         self.caller = caller
+        self.attachment = attachment
         self.baseLogger = logger
         self.serviceContext = serviceContext
     }

@@ -131,6 +131,7 @@ public final class RPCServer: Service, Sendable {
         let placement: HandlerPlacement
         let caller: String?
         let layout: EnvelopeFrame
+        let attachment: Data?
     }
 
     /// On the socket thread: decodes and checks the request (frame, envelope, deadline, type,
@@ -156,12 +157,13 @@ public final class RPCServer: Service, Sendable {
     }
 
     private func accept(_ message: ReceivedMessage) -> Accepted? {
-        guard message.frames.count >= 2 else {
-            reject("malformed", "a request needs a routing id and one body frame")
+        // A routing id, the envelope, and with ``EnvelopeHeader/attachment`` the raw bytes.
+        guard (2...3).contains(message.frames.count) else {
+            reject("malformed", "a request is a routing id, one envelope frame and at most one attachment")
             return nil
         }
         let identity = message.frames[0]
-        let body = message.frames[message.frames.count - 1]
+        let body = message.frames[1]
         let layout = EnvelopeFrame.of(body)
         if let size = message.oversizedBytes {
             reject("oversized", "request of \(size) bytes exceeds the \(maxFrameBytes)-byte limit")
@@ -175,6 +177,14 @@ public final class RPCServer: Service, Sendable {
         } catch {
             reject("malformed", "\(error)")
             reply(to: identity, error: ServiceError(.messageInvalid, "malformed envelope: \(error)"), correlationId: nil, layout: layout)
+            return nil
+        }
+        let attachment = message.frames.count == 3 ? message.frames[2] : nil
+        let declared = request.headers[EnvelopeHeader.attachment]
+        guard declared == attachment.map({ String($0.count) }) else {
+            let why = "the attachment header says \(declared ?? "none") bytes; the frames carry \(attachment.map { "\($0.count)" } ?? "none")"
+            reject("malformed", why)
+            reply(to: identity, error: ServiceError(.messageInvalid, "malformed request: \(why)"), correlationId: request.id, layout: layout)
             return nil
         }
         if let deadline = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init),
@@ -196,7 +206,7 @@ public final class RPCServer: Service, Sendable {
             return nil
         }
         return Accepted(identity: identity, request: request, handler: handler, placement: router.placements[request.type] ?? .pool,
-                        caller: message.principal, layout: layout)
+                        caller: message.principal, layout: layout, attachment: attachment)
     }
 
     private func serve(_ a: Accepted) async {
@@ -209,7 +219,7 @@ public final class RPCServer: Service, Sendable {
             }
             return
         }
-        let frame = await process(a.request, handler: a.handler, caller: a.caller, layout: a.layout)
+        let frame = await process(a.request, handler: a.handler, caller: a.caller, layout: a.layout, attachment: a.attachment)
         if let key { idempotency.finish(key, reply: frame) }
         if let frame { socket.send([a.identity, frame]) }
     }
@@ -222,10 +232,12 @@ public final class RPCServer: Service, Sendable {
         return m
     }
 
-    private func process(_ request: Envelope, handler: RPCRouter.RawHandler, caller: String?, layout: EnvelopeFrame) async -> Data? {
+    private func process(_ request: Envelope, handler: RPCRouter.RawHandler, caller: String?, layout: EnvelopeFrame,
+                         attachment: Data?) async -> Data? {
         let span = telemetry.startProcessSpan(request, destination: serviceName, kind: .server)
         defer { span.end() }
-        let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context, caller: caller)
+        let context = RPCContext(envelope: request, logger: telemetry.logger, serviceContext: span.context, caller: caller,
+                                 attachment: attachment)
         let started = ContinuousClock.now
         let metrics = metrics(for: request.type)
         // Everything logged while the request is handled, its outcome included, runs in the

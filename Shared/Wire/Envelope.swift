@@ -186,4 +186,7 @@ public enum EnvelopeHeader {
     public static let deadline = "deadline"
     /// Key that makes a request safe to retry.
     public static let idempotencyKey = "idempotencyKey"
+    /// The byte count of a request's attachment: raw bytes sent as the frame after the
+    /// envelope's (a photo), so they are neither base64-encoded nor scanned as JSON.
+    public static let attachment = "attachment"
 }

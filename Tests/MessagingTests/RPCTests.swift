@@ -57,7 +57,8 @@ final class RPCFixture: Sendable {
         }
         router.on(Echo.self) { request, context in
             if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
-            return Echo.Response(text: request.text, actor: context.actor)
+            // With an attachment the reply says how many bytes came with it.
+            return Echo.Response(text: context.attachment.map { "\(request.text)+\($0.count)" } ?? request.text, actor: context.actor)
         }
         router.on(Fail.self) { _, _ in throw ServiceError(.scheduleInvalid, "schedule.dayOfMonth must be 0...31") }
         router.on(Count.self) { _, _ in Count.Response(n: counter.value.add(1, ordering: .relaxed).newValue) }

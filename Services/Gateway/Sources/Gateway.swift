@@ -28,9 +28,9 @@ struct Gateway: Sendable {
     /// answer in time, to whichever replica takes it; only for requests the service makes
     /// idempotent by that key.
     func call(_ method: any RPCMethod.Type, _ client: RPCClient, payload: Data, caller: Caller?,
-              idempotencyKey: String? = nil, retries: Int = 0) async throws -> Data {
+              idempotencyKey: String? = nil, retries: Int = 0, attachment: Data? = nil) async throws -> Data {
         try await client.callRaw(type: method.type, payload: payload, actor: caller?.uid, headers: caller?.headers ?? [:],
-                                 idempotencyKey: idempotencyKey, retries: retries).payload
+                                 idempotencyKey: idempotencyKey, retries: retries, attachment: attachment).payload
     }
 
     /// Sends `payload` as a request of `method` to `client` on behalf of `caller` and answers

@@ -33,19 +33,26 @@ public enum PhotoType: String, Codable, Sendable, CaseIterable {
     }
 }
 
-/// An upload: the photo of alarm `id`, replacing any earlier one.
+/// An upload: the photo of alarm `id`, replacing any earlier one. The image travels as the
+/// request's attachment (raw bytes in the frame after the envelope, ``EnvelopeHeader/attachment``);
+/// a gateway from before attachments sends it in `base64` instead, which the alarms service still reads.
 public struct PhotoUpload: Codable, Sendable {
     public var id: String
     public var contentType: PhotoType
-    /// The image, base64-encoded.
-    public var base64: String
-    public init(id: String, contentType: PhotoType, data: Data) {
+    /// The image, base64-encoded, when it is not the attachment.
+    public var base64: String?
+    /// An upload whose bytes go as the attachment.
+    public init(id: String, contentType: PhotoType) {
         self.id = id
         self.contentType = contentType
+    }
+    /// An upload carrying its bytes in base64 (the older form).
+    public init(id: String, contentType: PhotoType, data: Data) {
+        self.init(id: id, contentType: contentType)
         self.base64 = data.base64EncodedString()
     }
-    /// The image's bytes, or nil when `base64` is not valid base64.
-    public var data: Data? { Data(base64Encoded: base64) }
+    /// The image's bytes in `base64`, or nil when it holds none or not valid base64.
+    public var data: Data? { base64.flatMap { Data(base64Encoded: $0) } }
 }
 
 /// A read of alarm `id`'s photo; with `ifNoneMatch` equal to the current tag the answer
@@ -79,9 +86,10 @@ public struct PhotoContent: Codable, Sendable {
 }
 
 /// The photo requests of the alarms service. Their messages exceed the bus's usual 1 MiB:
-/// the alarms service and the gateway's client to it accept ``maxMessageBytes``.
+/// the alarms service and the gateway's client to it accept ``maxMessageBytes`` per frame.
 public enum PhotoMethods {
-    /// A 5 MiB photo in base64 with its envelope.
+    /// A frame of a photo request or reply: a 5 MiB photo in base64 with its envelope (the
+    /// reply of `get`, and an upload from a gateway that predates attachments).
     public static let maxMessageBytes = 8 << 20
 
     public struct Put: RPCMethod {

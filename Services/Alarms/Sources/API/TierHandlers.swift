@@ -60,32 +60,52 @@ struct TierHandlers: Sendable {
         return deactivated
     }
 
-    /// Premium → Free or Plus: every alarm of the owner stops being shared; what it shared is kept.
+    /// Premium → Free or Plus: every alarm of the owner stops being shared; what it shared is
+    /// kept. So do the alarms others below Premium keep in the groups the owner owns: the
+    /// owner's plan was what let them share (finding 7 of `docs/routes-by-principal.md`).
     func suspendSharing(of owner: String, actor: String?, on c: PostgresConnection) async throws {
         for id in try await store.sharingAlarmIDs(ownedBy: owner, on: c) {
-            var kept: AlarmSharing.Suspended?
-            try await changes.revise(id, actor: actor, reason: .ownerDowngraded, on: c) { alarm in
-                // An alarm in a group a Premium owner holds stays: that plan covers it.
-                if let g = alarm.groupId, try await store.groupOwnerIsPremium(g, on: c) { return }
-                guard let (n, k) = AlarmSharing.suspending(alarm) else { return }
-                alarm = n
-                kept = k
-            }
-            if let kept { try await store.suspend(id, owner: owner, kept, on: c) }
+            // An alarm in a group a Premium owner holds stays: that plan covers it.
+            try await suspend(id, unlessCovered: true, actor: actor, on: c)
+        }
+        for id in try await store.coveredAlarmIDs(inGroupsOwnedBy: owner, on: c) {
+            try await suspend(id, unlessCovered: false, actor: actor, on: c)
         }
     }
 
-    /// Premium again: the suspended sharing comes back, to members who are still there.
+    private func suspend(_ id: String, unlessCovered: Bool, actor: String?, on c: PostgresConnection) async throws {
+        var kept: AlarmSharing.Suspended?
+        var owner = ""
+        try await changes.revise(id, actor: actor, reason: .ownerDowngraded, on: c) { alarm in
+            if unlessCovered, let g = alarm.groupId, try await store.groupOwnerIsPremium(g, on: c) { return }
+            guard let (n, k) = AlarmSharing.suspending(alarm) else { return }
+            alarm = n
+            kept = k
+            owner = n.ownerId
+        }
+        if let kept { try await store.suspend(id, owner: owner, kept, on: c) }
+    }
+
+    /// Premium again: the suspended sharing comes back, to members who are still there: the
+    /// owner's own alarms, and the alarms of others in the groups the owner owns.
     func restoreSharing(of owner: String, actor: String?, on c: PostgresConnection) async throws {
-        for (id, kept) in try await store.takeSuspended(ownedBy: owner, on: c) {
+        let own = try await store.takeSuspended(ownedBy: owner, on: c)
+        let covered = try await store.takeSuspended(inGroupsOwnedBy: owner, on: c)
+        for (id, kept) in own + covered {
+            try await restore(id, kept, actor: actor, on: c)
+        }
+    }
+
+    private func restore(_ id: String, _ kept: AlarmSharing.Suspended, actor: String?, on c: PostgresConnection) async throws {
+        try await changes.revise(id, actor: actor, reason: .ownerUpgraded, on: c) { alarm in
+            guard alarm.deletedAt == nil else { return }
+            // The group comes back with its members now while the alarm's owner is still in it
+            // (one who left took the alarm out of it: `dropFromSuspended`).
             var groupMembers: [String]?
-            if let g = kept.groupId, try await store.groupRole(group: g, user: owner, on: c)?.manages == true {
+            if let g = kept.groupId, try await store.groupRole(group: g, user: alarm.ownerId, on: c) != nil {
                 groupMembers = try await store.groupMembers(group: g, on: c)
             }
-            try await changes.revise(id, actor: actor, reason: .ownerUpgraded, on: c) { alarm in
-                guard alarm.deletedAt == nil else { return }
-                alarm = AlarmSharing.restoring(kept, to: alarm, groupMembers: groupMembers)
-            }
+            alarm = AlarmSharing.restoring(kept, to: alarm, groupMembers: groupMembers)
         }
     }
 

@@ -46,7 +46,7 @@ struct GroupEventHandlers: Sendable {
         guard !adding.isEmpty || !removing.isEmpty || detach else { return }
         // Alarms whose sharing is suspended (their owner's Premium ended) forget who left too.
         if !removing.isEmpty || detach {
-            try await store.dropFromSuspended(group: group, members: removing.sorted(), detach: detach, on: c)
+            try await store.dropFromSuspended(group: group, members: removing.sorted(), remaining: remaining.sorted(), detach: detach, on: c)
         }
         for id in try await store.liveAlarmIDs(inGroup: group, on: c) {
             try await changes.revise(id, actor: nil, on: c) { n in

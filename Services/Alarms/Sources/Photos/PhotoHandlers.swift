@@ -7,7 +7,7 @@ import Persistence
 import PostgresNIO
 
 /// `alarms.photo.*`: one photo per alarm (`chronir-api.md` §8). Plus and Premium owners (and
-/// admins of the alarm's group) upload and remove; the owner and every member the alarm is
+/// in a group whoever its `alarmEditors` lets edit its alarms) upload and remove; the owner and every member the alarm is
 /// shared with read; anyone else gets 404. The bytes go to the ``PhotoStorage`` first (under a
 /// content-addressed key reserved for removal), then one transaction makes them the alarm's
 /// photo, sets `photoURL` and records the change like any other edit.
@@ -25,7 +25,12 @@ struct PhotoHandlers: Sendable {
     var database: Database { store.database }
 
     func register(into router: inout RPCRouter) {
-        router.on(PhotoMethods.Put.self) { req, ctx in try await put(req, actor: try ctx.requireActor()) }
+        router.on(PhotoMethods.Put.self) { req, ctx in
+            guard let data = ctx.attachment ?? req.data else {
+                throw ServiceError(.validationFailed, "the photo's bytes are missing: send them as the attachment (or valid base64 in base64)")
+            }
+            return try await put(req, data: data, actor: try ctx.requireActor())
+        }
         router.on(PhotoMethods.Get.self) { req, ctx in try await get(req, actor: try ctx.requireActor()) }
         router.on(PhotoMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }
         router.on(PhotoMethods.Check.self) { req, ctx in
@@ -39,8 +44,7 @@ struct PhotoHandlers: Sendable {
     /// so a client caching by URL sees a new one (§8.2's cache key).
     static func url(alarm: String, etag: String) -> String { "/v1/alarms/\(alarm)/photo?v=\(etag.prefix(16))" }
 
-    func put(_ req: PhotoUpload, actor: String) async throws -> Alarm {
-        guard let data = req.data else { throw ServiceError(.validationFailed, "base64 is not valid base64") }
+    func put(_ req: PhotoUpload, data: Data, actor: String) async throws -> Alarm {
         guard !data.isEmpty else { throw ServiceError(.validationFailed, "the photo is empty") }
         guard data.count <= PhotoType.maxBytes else {
             throw ServiceError(.photoTooLarge, "a photo holds at most \(PhotoType.maxBytes) bytes; this one has \(data.count)")
@@ -93,17 +97,25 @@ struct PhotoHandlers: Sendable {
         return updated
     }
 
-    /// Locks alarm `id` for a change of its photo by `actor`: its owner or an admin of its
-    /// group, and for an upload an owner on Plus or Premium.
+    /// Locks alarm `id` for a change of its photo by `actor`: its owner, or in a group whoever
+    /// the group lets edit its alarms (`alarmEditors`: a photo is part of the alarm, so the same
+    /// people change it as change its title), and for an upload an owner on Plus or Premium.
     private func writable(_ id: String, actor: String, upload: Bool, on c: PostgresConnection) async throws -> Alarm {
         guard let a = try await store.lock(id, on: c), a.isVisible(to: actor), a.deletedAt == nil else { throw AlarmHandlers.notFound(id) }
         var allowed = a.ownerId == actor
         if !allowed, let g = a.groupId {
             allowed = try await store.mayEditGroupAlarms(group: g, user: actor, on: c) ?? false
         }
-        guard allowed else { throw ServiceError(.permissionDenied, "only the owner, or an admin of its group, changes the photo of alarm \(id)") }
-        if upload, try await store.tier(of: a.ownerId, on: c) < .plus {
-            throw ServiceError(.tierRequired, "photo attachments are a Plus feature")
+        guard allowed else { throw ServiceError(.permissionDenied, "only the owner, or those its group lets edit its alarms, change the photo of alarm \(id)") }
+        if upload {
+            // The owner's own refusal says when a lapsed subscription is why (CA013); a group
+            // admin is told it is the owner's plan (CA002).
+            let standing = try await store.tierStanding(of: a.ownerId, on: c)
+            if a.ownerId == actor {
+                try standing.require(.plus, "photo attachments need Plus")
+            } else if standing.tier < .plus {
+                throw ServiceError(.tierRequired, "photo attachments need Plus: the plan of the alarm's owner does not include them")
+            }
         }
         return a
     }

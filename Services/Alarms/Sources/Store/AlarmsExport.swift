@@ -2,8 +2,9 @@ import PostgresNIO
 import ServiceKit
 
 /// The alarms service's part of a data export: the user's alarms (deleted ones included while
-/// kept), every completion of them, the user's own completions of alarms shared with them, and
-/// their snooze state, and the descriptions of their alarms' photos.
+/// kept), their own completions (of any alarm: their data, whatever the plan), the completions
+/// others made of their alarms while the user is on Plus or Premium (the history Free locks,
+/// US-5.2; finding 9), their snooze state, and the descriptions of their alarms' photos.
 enum AlarmsExport {
     static let sections: [ExportSection] = [
         ExportSection("alarms") { uid, after, limit in
@@ -12,7 +13,11 @@ enum AlarmsExport {
         ExportSection("completions") { uid, after, limit in
             """
             SELECT c.id, to_jsonb(c)::text FROM completions c
-            WHERE (c.user_id = \(uid) OR c.alarm_id IN (SELECT id FROM alarms WHERE owner_id = \(uid))) AND c.id > \(after)
+            WHERE (c.user_id = \(uid)
+                   OR (c.user_id IS NULL AND c.alarm_id IN (SELECT id FROM alarms WHERE owner_id = \(uid)))
+                   OR (c.alarm_id IN (SELECT id FROM alarms WHERE owner_id = \(uid))
+                       AND EXISTS (SELECT 1 FROM user_tiers t WHERE t.user_id = \(uid) AND t.tier IN ('plus', 'premium'))))
+              AND c.id > \(after)
             ORDER BY c.id LIMIT \(limit)
             """
         },

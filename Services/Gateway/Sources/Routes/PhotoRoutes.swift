@@ -30,8 +30,9 @@ enum PhotoRoutes {
             guard PhotoType.sniff(data) == type else {
                 throw ServiceError(.unsupportedMediaType, "the body is not \(type.rawValue): its bytes do not carry that format's signature")
             }
-            let payload = try JSONCoding.encode(PhotoUpload(id: id, contentType: type, data: data))
-            let reply = try await g.call(PhotoMethods.Put.self, g.clients.alarms, payload: payload, caller: caller)
+            // The bytes go as they came, in a frame of their own: no base64, no JSON around them.
+            let payload = try JSONCoding.encode(PhotoUpload(id: id, contentType: type))
+            let reply = try await g.call(PhotoMethods.Put.self, g.clients.alarms, payload: payload, caller: caller, attachment: data)
             return try AlarmRoutes.alarmResponse(try JSONCoding.decoder().decode(Alarm.self, from: reply), status: .ok)
         }
         router.get("/v1/alarms/:id/photo") { request, context in
