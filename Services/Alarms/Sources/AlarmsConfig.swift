@@ -19,6 +19,9 @@ public struct AlarmsConfig: ServiceConfig {
     /// Photo uploads one user may make per minute (`CHRONIR_PHOTO_UPLOADS_PER_MINUTE`, default 3
     /// as `chronir-api.md` §13.3 sets, 1…1000).
     public var photoUploadsPerMinute: Int
+    /// Photo uploads this process stores at once (`CHRONIR_PHOTO_UPLOADS`, default 8); one more
+    /// is refused 503 `CA022` with `Retry-After`, so several gateways cannot pile bodies up here.
+    public var photoUploads: Int
     /// Product analytics on the service's consumers (`CHRONIR_ANALYTICS`, default true; off
     /// leaves the analytics handlers out of the consumers).
     public var analytics: Bool
@@ -48,6 +51,7 @@ public struct AlarmsConfig: ServiceConfig {
         photoUploadGrace = try e.duration("CHRONIR_PHOTO_UPLOAD_GRACE", .seconds(3600))
         photoSweep = try e.duration("CHRONIR_PHOTO_SWEEP", .seconds(5))
         photoUploadsPerMinute = try e.int("CHRONIR_PHOTO_UPLOADS_PER_MINUTE", 3, in: 1...1000)
+        photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)
         analytics = try e.bool("CHRONIR_ANALYTICS", true)
         analyticsKey = try e.secret("CHRONIR_ANALYTICS_KEY")
         if let key = analyticsKey, AnalyticsStore.parseKey(key) == nil {

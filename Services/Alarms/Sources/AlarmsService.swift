@@ -41,7 +41,9 @@ public enum AlarmsService {
         let storage = try await photoStorage(s3: config.s3, database: database, http: http, logger: runtime.logs.logger("photos"))
         let photos = PhotoStore(database: database)
         PhotoHandlers(store: store, photos: photos, storage: storage, changes: changes, outbox: outbox.writer,
-                      uploadGrace: config.photoUploadGrace, uploadsPerMinute: config.photoUploadsPerMinute)
+                      uploadGrace: config.photoUploadGrace, uploadsPerMinute: config.photoUploadsPerMinute,
+                      uploads: BoundedSlots(limit: config.photoUploads, refusal: "too many photo uploads in progress; try again in a moment",
+                                            retryAfterSeconds: 2))
             .register(into: &router)
         parts.services.append(PeriodicService("photo sweep", every: config.photoSweep,
                                               logger: runtime.logs.logger("photos")) { _ = try await photos.sweep(storage: storage) })

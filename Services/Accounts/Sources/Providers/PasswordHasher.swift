@@ -67,26 +67,19 @@ struct PasswordHasher: Sendable {
 }
 
 /// The bound on hashes waiting for or running on the hashing threads.
-final class HashQueue: Sendable {
+struct HashQueue: Sendable {
+    let slots: BoundedSlots
+
+    init(limit: Int) { slots = BoundedSlots(limit: limit, refusal: "password checks are busy; try again in a moment") }
+
     /// The most hashes queued or running at once.
-    let limit: Int
-    private let held = Atomic<Int>(0)
-
-    init(limit: Int) { self.limit = limit }
-
+    var limit: Int { slots.limit }
     /// The hashes queued or running now.
-    var depth: Int { held.load(ordering: .relaxed) }
+    var depth: Int { slots.depth }
 
     /// Runs `work` on `pool` when fewer than `limit` hashes are queued or running; otherwise
     /// throws `CA022` with `retryAfterSeconds` 1 without queueing it.
     func run<T: Sendable>(_ pool: NIOThreadPool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        let before = held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
-        guard before < limit else {
-            held.wrappingSubtract(1, ordering: .acquiringAndReleasing)
-            throw ServiceError(.serviceUnavailable, "password checks are busy; try again in a moment",
-                               details: .object(["retryAfterSeconds": .number(1)]))
-        }
-        defer { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
-        return try await pool.runIfActive(work)
+        try await slots.run { try await pool.runIfActive(work) }
     }
 }

@@ -9,9 +9,8 @@ struct DatabasePhotoStorage: PhotoStorage {
     var name: String { "postgresql" }
 
     func put(key: String, data: Data, type: PhotoType) async throws {
-        let bytes = ByteBuffer(data: data)
         try await database.query("""
-            INSERT INTO photo_blobs (object_key, bytes) VALUES (\(key), \(bytes))
+            INSERT INTO photo_blobs (object_key, bytes) VALUES (\(key), \(data))
             ON CONFLICT (object_key) DO UPDATE SET bytes = EXCLUDED.bytes
             """).drain()
     }

@@ -21,6 +21,8 @@ struct PhotoHandlers: Sendable {
     var uploadGrace: Duration = .seconds(3600)
     /// Uploads one user may make per minute (`chronir-api.md` §13.3), over every replica.
     var uploadsPerMinute = 3
+    /// The uploads this process stores at once (`CHRONIR_PHOTO_UPLOADS`).
+    var uploads = BoundedSlots(limit: 8, refusal: "too many photo uploads in progress; try again in a moment", retryAfterSeconds: 2)
 
     var database: Database { store.database }
 
@@ -29,7 +31,8 @@ struct PhotoHandlers: Sendable {
             guard let data = ctx.attachment ?? req.data else {
                 throw ServiceError(.validationFailed, "the photo's bytes are missing: send them as the attachment (or valid base64 in base64)")
             }
-            return try await put(req, data: data, actor: try ctx.requireActor())
+            let actor = try ctx.requireActor()
+            return try await uploads.run { try await put(req, data: data, actor: actor) }
         }
         router.on(PhotoMethods.Get.self) { req, ctx in try await get(req, actor: try ctx.requireActor()) }
         router.on(PhotoMethods.Delete.self) { req, ctx in try await delete(req, actor: try ctx.requireActor()) }

@@ -2,7 +2,6 @@ import Contracts
 import Foundation
 import Hummingbird
 import Messaging
-import Synchronization
 
 /// `/v1/alarms/{id}/photo`: the alarm's photo as raw bytes (`chronir-api.md` §8). The body's
 /// size and type are checked here, before anything crosses the bus: over 5 MiB is 413
@@ -11,7 +10,7 @@ import Synchronization
 /// read, and at most `CHRONIR_PHOTO_UPLOADS` bodies are held at once per process.
 enum PhotoRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway, concurrentUploads: Int) {
-        let uploads = UploadSlots(limit: concurrentUploads)
+        let uploads = BoundedSlots(limit: concurrentUploads, refusal: "too many photo uploads in progress; try again in a moment", retryAfterSeconds: 2)
         router.put("/v1/alarms/:id/photo") { request, context in
             let caller = try await g.caller(request)
             let id = try context.parameters.require("id")
@@ -85,22 +84,4 @@ enum PhotoRoutes {
         f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         return f.string(from: date)
     }
-}
-
-/// A count of uploads in progress with a bound: one past it is 503 `CA022` with `Retry-After`.
-final class UploadSlots: Sendable {
-    let limit: Int
-    private let held = Atomic<Int>(0)
-
-    init(limit: Int) { self.limit = limit }
-
-    func enter() throws {
-        guard held.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue < limit else {
-            held.wrappingSubtract(1, ordering: .acquiringAndReleasing)
-            throw ServiceError(.serviceUnavailable, "too many photo uploads in progress; try again in a moment",
-                               details: .object(["retryAfterSeconds": .number(2)]))
-        }
-    }
-
-    func leave() { held.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
 }
