@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Messaging
 import Support
 @testable import SuiteSupport
 import Testing
@@ -41,6 +42,49 @@ struct SharedLimitsTests {
                     #expect(signup.status == 201, "\(signup.status) \(signup.text)")
                 }
             }
+        }
+    }
+
+    @Test("what a stolen gateway key sends the shared limits (empty, long, negative, absurd values) is refused CA016 and counts nothing")
+    func badValues() async throws {
+        try await withTestSuite(label: "shared-limits-bad", start: { try $0.startAccountsAndGateway() }) { s in
+            let long = String(repeating: "k", count: 513)
+            let takes: [ThrottleMethods.Take.Request] = [
+                .init(bucket: "", key: "1.2.3.4", perHour: 3), .init(bucket: String(repeating: "b", count: 65), key: "k", perHour: 3),
+                .init(bucket: "signups", key: long, perHour: 3), .init(bucket: "signups", key: "k", perHour: 0),
+                .init(bucket: "signups", key: "k", perHour: -5), .init(bucket: "signups", key: "k", perHour: Int.max),
+            ]
+            for t in takes {
+                await #expect(throws: ServiceError.self, "\(t)") { _ = try await s.rpc(.accounts, ThrottleMethods.Take.self, t) }
+            }
+            let waits: [ThrottleMethods.LoginWait.Request] = [.init(account: "", address: "1.2.3.4"), .init(account: "a", address: long)]
+            for w in waits {
+                await #expect(throws: ServiceError.self, "\(w)") { _ = try await s.rpc(.accounts, ThrottleMethods.LoginWait.self, w) }
+            }
+            let outcomes: [ThrottleMethods.LoginOutcome.Request] = [
+                .init(account: long, address: "1.2.3.4", succeeded: false, accountFailuresFree: 5, addressFailuresFree: 20, maxBackoffSeconds: 900),
+                .init(account: "a", address: "1.2.3.4", succeeded: false, accountFailuresFree: -1, addressFailuresFree: 20, maxBackoffSeconds: 900),
+                .init(account: "a", address: "1.2.3.4", succeeded: false, accountFailuresFree: 5, addressFailuresFree: Int.max, maxBackoffSeconds: 900),
+                .init(account: "a", address: "1.2.3.4", succeeded: false, accountFailuresFree: 5, addressFailuresFree: 20, maxBackoffSeconds: Int.max),
+                .init(account: "a", address: "1.2.3.4", succeeded: false, accountFailuresFree: 5, addressFailuresFree: 20, maxBackoffSeconds: -1),
+            ]
+            for o in outcomes {
+                do {
+                    _ = try await s.rpc(.accounts, ThrottleMethods.LoginOutcome.self, o)
+                    Issue.record("accepted \(o)")
+                } catch let e as ServiceError {
+                    #expect(e.code == .validationFailed, "\(o): \(e)")
+                }
+            }
+            let rows = try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+                let buckets = try await db.query("SELECT count(*) FROM throttle_buckets").first(Int64.self) ?? -1
+                let failures = try await db.query("SELECT count(*) FROM throttle_failures").first(Int64.self) ?? -1
+                return buckets + failures
+            }
+            #expect(rows == 0, "a refused request left \(rows) rows")
+            // Still serving: a sign-up goes through the shared limits.
+            let u = try await s.signup("After")
+            #expect(!u.uid.isEmpty)
         }
     }
 }

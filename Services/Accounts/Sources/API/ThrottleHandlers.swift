@@ -47,7 +47,15 @@ struct ThrottleHandlers: Sendable {
         }
     }
 
+    /// Refuses an account or address that is empty or over 512 bytes (`CA016`).
+    static func checkPair(_ account: String, _ address: String) throws {
+        guard (1...512).contains(account.utf8.count), (1...512).contains(address.utf8.count) else {
+            throw ServiceError(.validationFailed, "account and address are required, each up to 512 bytes")
+        }
+    }
+
     func loginWait(_ r: ThrottleMethods.LoginWait.Request) async throws -> ThrottleMethods.LoginWait.Response {
+        try Self.checkPair(r.account, r.address)
         let rows = try await database.query("""
             SELECT max(locked_until) FROM throttle_failures WHERE key = \(Self.pairKey(r.account, r.address)) OR key = \(Self.addressKey(r.address))
             """)
@@ -56,6 +64,11 @@ struct ThrottleHandlers: Sendable {
     }
 
     func loginOutcome(_ r: ThrottleMethods.LoginOutcome.Request) async throws -> Empty {
+        try Self.checkPair(r.account, r.address)
+        guard (0...1_000_000).contains(r.accountFailuresFree), (0...1_000_000).contains(r.addressFailuresFree),
+              (1...604_800).contains(r.maxBackoffSeconds) else {
+            throw ServiceError(.validationFailed, "accountFailuresFree and addressFailuresFree must be 0…1 000 000, maxBackoffSeconds 1…604 800")
+        }
         let pair = Self.pairKey(r.account, r.address)
         if r.succeeded {
             try await database.query("DELETE FROM throttle_failures WHERE key = \(pair)")
