@@ -36,6 +36,16 @@ extension EventApplier {
     public func settle(stream: String) async throws {}
 }
 
+/// Thrown by an applier when a handler failed in a way that retrying will not change (the
+/// database refused what it wrote: a constraint, invalid data, a statement that cannot run). The
+/// consumer retries it a few times (``StreamConsumer``'s `poisonAttempts`), then records the
+/// event as a dead letter; errors of any other kind are retried without end (an outage passes).
+public struct HandlerFailed: Error, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
 /// Thrown by an applier when another process advanced the checkpoint first (replicas
 /// consuming the same stream into a shared schema): those events were applied there.
 public struct CheckpointMoved: Error {
@@ -97,8 +107,13 @@ public final class StreamConsumer: Sendable {
         case head(Int64)
     }
 
+    /// How many times an event whose handler fails deterministically (``HandlerFailed``) is
+    /// tried before it is recorded as a dead letter (`CHRONIR_POISON_ATTEMPTS`).
+    let poisonAttempts: Int
+
     public init(stream: String, applier: any EventApplier, replaySource: any EventReplaySource,
-                telemetry: Telemetry, batchLimit: Int = 500, blockedPoll: Duration = .seconds(1)) {
+                telemetry: Telemetry, batchLimit: Int = 500, blockedPoll: Duration = .seconds(1), poisonAttempts: Int = 10) {
+        self.poisonAttempts = max(1, poisonAttempts)
         self.stream = stream
         self.applier = applier
         self.replaySource = replaySource
@@ -268,6 +283,7 @@ public final class StreamConsumer: Sendable {
 
     private func apply(_ events: [DeliveredEvent], _ cp: inout Int64) async throws {
         var delay = Duration.milliseconds(100)
+        var failures = 0
         while true {
             do {
                 try await applier.apply(stream: stream, events: events)
@@ -292,6 +308,28 @@ public final class StreamConsumer: Sendable {
                 let e = events[0]
                 try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: "\(error)", type: e.envelope.type, &cp)
                 return
+            } catch let failed as HandlerFailed {
+                // A handler that fails the same way each time (a constraint, a bug) would hold
+                // every event behind it for ever: alone, and after `poisonAttempts` tries over
+                // seconds, it becomes a dead letter (replayable once fixed) and the stream goes on.
+                try Task.checkCancellation()
+                if events.count > 1 {
+                    for e in events where e.seq > cp { try await apply([e], &cp) }
+                    return
+                }
+                failures += 1
+                if failures >= poisonAttempts {
+                    let e = events[0]
+                    telemetry.counter("chronir_events_poisoned_total", [("stream", stream)]).increment()
+                    try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: "its handler failed \(failures) times: \(failed.message)",
+                                         type: e.envelope.type, &cp)
+                    return
+                }
+                telemetry.logger.warning("an event's handler failed; retrying before it is dead-lettered",
+                                         metadata: ["stream": "\(stream)", "seq": "\(events[0].seq)", "attempt": "\(failures)",
+                                                    "of": "\(poisonAttempts)", "error": "\(failed.message)"])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
             } catch {
                 try Task.checkCancellation()
                 telemetry.logger.warning("applying events failed; retrying",

@@ -104,8 +104,31 @@ public final class PostgresEventApplier: EventApplier {
                                   reason: handlers.cannotHandle(e.envelope) ?? "")
         }
         guard let first = events.first, let last = events.last else { return }
-        let logger = telemetry.logger
         if !events.contains(where: { handlers.handles($0.envelope.type) }), skipInMemory(stream: stream, first, last) { return }
+        do {
+            try await applyInTransaction(stream: stream, events: events)
+        } catch let error as PSQLError {
+            if let refusal = Self.deterministicRefusal(error) { throw HandlerFailed(refusal) }
+            throw error
+        }
+        written(stream, through: last.seq)
+        afterCommit()
+    }
+
+    /// The refusal in `error` when PostgreSQL refused what a handler wrote in a way another try
+    /// will not change: a data exception (class 22), an integrity constraint (23), a statement
+    /// that cannot run (42) or a raised error (P0). Nil for anything that passes (a lost
+    /// connection, a serialization failure or deadlock, a shutdown, a full disk, a timeout).
+    static func deterministicRefusal(_ error: PSQLError) -> String? {
+        guard let state = error.serverInfo?[.sqlState], ["22", "23", "42", "P0"].contains(String(state.prefix(2))) else { return nil }
+        let message = error.serverInfo?[.message] ?? "\(error)"
+        let table = error.serverInfo?[.tableName].map { " (table \($0))" } ?? ""
+        return "PostgreSQL refused it with \(state): \(message)\(table)"
+    }
+
+    private func applyInTransaction(stream: String, events: [DeliveredEvent]) async throws {
+        guard let first = events.first, let last = events.last else { return }
+        let logger = telemetry.logger
         try await database.transaction { connection in
             let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
             guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
@@ -151,8 +174,6 @@ public final class PostgresEventApplier: EventApplier {
             if handled { crashBeforeCheckpoint?.pass("applied \(stream) events \(first.seq)...\(last.seq), before their checkpoint") }
             try await connection.prepared("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
-        written(stream, through: last.seq)
-        afterCommit()
     }
 
     /// Locks the stream's checkpoint row (created the first time) and returns it.

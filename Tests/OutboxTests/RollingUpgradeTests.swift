@@ -20,9 +20,12 @@ struct RollingUpgradeTests {
         let ops = freePort()
         let rpc = freePort()
         let url: String
+        /// More of the consumer's environment.
+        var extraConsumerEnv: [String: String] = [:]
 
         var consumerEnv: [String: String] {
             ports.consumerEnv.merging(["DATABASE_URL": url, "PEER_OPS_PORT": "\(ops)", "PEER_CONSUMER_RPC": "tcp://127.0.0.1:\(rpc)"]) { $1 }
+                .merging(extraConsumerEnv) { $1 }
         }
         var producerEnv: [String: String] { ports.producerEnv.merging(["DATABASE_URL": url]) { $1 } }
 

@@ -106,7 +106,7 @@ case "consume":
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer",
                                            crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"))
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry,
-                                      blockedPoll: .milliseconds(200))
+                                      blockedPoll: .milliseconds(200), poisonAttempts: try runtime.poisonAttempts())
         runtime.consumers.add(consumer, applier: applier)
         if let bind = runtime.environment.optional("PEER_CONSUMER_RPC") {
             parts.services.append(try runtime.makeRPCServer(router: RPCRouter(), health: parts.health, binds: [bind]))

@@ -105,9 +105,15 @@ extension ServiceRuntime {
                                            crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
-                                      telemetry: telemetry)
+                                      telemetry: telemetry, poisonAttempts: try poisonAttempts())
         consumers.add(consumer, applier: applier)
         return (consumer, replay)
+    }
+
+    /// How many times a consumer tries an event whose handler fails deterministically before it
+    /// records it as a dead letter (`CHRONIR_POISON_ATTEMPTS`, default 10: about 20 s of retries).
+    public func poisonAttempts() throws -> Int {
+        try environment.int("CHRONIR_POISON_ATTEMPTS", 10, in: 1...1000)
     }
 
     /// The fault tests' failpoint for `stream`, from `CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT`
