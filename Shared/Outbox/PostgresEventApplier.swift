@@ -28,13 +28,19 @@ public final class PostgresEventApplier: EventApplier {
     /// checkpoint the database held then.
     private let unwritten = Mutex<[String: (written: Int64, through: Int64, since: ContinuousClock.Instant)]>([:])
     private let crashBeforeCheckpoint: CrashFailpoint?
+    private let idleTimeoutMs: Int
 
     /// `afterCommit` runs after each applied batch commits: wake this service's outbox relay
     /// there, so events the handlers wrote go out at once rather than at the relay's next poll.
+    /// `idleTimeout`: how long a transaction holding the checkpoint's row lock may sit idle
+    /// before PostgreSQL ends its session (`idle_in_transaction_session_timeout`, set for that
+    /// transaction only): a replica paused inside one (SIGSTOP, a frozen VM, a debugger) then
+    /// holds up the other replicas of its consumer for that long, not for ever.
     public init(database: Database, handlers: EventHandlers, telemetry: Telemetry, consumerName: String,
-                maxUnwritten: Int64 = 5000, crashBeforeCheckpoint: CrashFailpoint? = nil,
+                maxUnwritten: Int64 = 5000, crashBeforeCheckpoint: CrashFailpoint? = nil, idleTimeout: Duration = .seconds(10),
                 afterCommit: @escaping @Sendable () -> Void = {}) {
         self.crashBeforeCheckpoint = crashBeforeCheckpoint
+        self.idleTimeoutMs = max(1, Int(idleTimeout.components.seconds * 1000 + idleTimeout.components.attoseconds / 1_000_000_000_000_000))
         self.database = database
         self.handlers = handlers
         self.telemetry = telemetry
@@ -130,7 +136,7 @@ public final class PostgresEventApplier: EventApplier {
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
         try await database.transaction { connection in
-            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: idleTimeoutMs)
             guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             var index = 0
             var handled = false
@@ -176,9 +182,15 @@ public final class PostgresEventApplier: EventApplier {
         }
     }
 
-    /// Locks the stream's checkpoint row (created the first time) and returns it.
-    static func lockCheckpoint(_ stream: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
-        try await RowLock.value("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream) FOR UPDATE",
+    /// Locks the stream's checkpoint row (created the first time) and returns it; the
+    /// transaction may then sit idle at most `idleTimeoutMs` (set in the same statement, so it
+    /// costs no round trip).
+    static func lockCheckpoint(_ stream: String, on connection: PostgresConnection, logger: Logger, idleTimeoutMs: Int = 10_000) async throws -> Int64 {
+        try await RowLock.value("""
+            SELECT seq FROM consumer_checkpoints
+            WHERE stream = \(stream) AND set_config('idle_in_transaction_session_timeout', \(String(idleTimeoutMs)), true) IS NOT NULL
+            FOR UPDATE
+            """,
                                 creating: "INSERT INTO consumer_checkpoints (stream, seq) VALUES (\(stream), 0) ON CONFLICT DO NOTHING",
                                 on: connection, logger: logger)
     }
@@ -186,7 +198,7 @@ public final class PostgresEventApplier: EventApplier {
     public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {
         let logger = telemetry.logger
         try await database.transaction { connection in
-            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger)
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: idleTimeoutMs)
             guard follows(current, before: seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             try await connection.query("""
                 INSERT INTO consumer_dead_letters (stream, seq, type, envelope, reason) VALUES (\(stream), \(seq), \(type), \(raw), \(reason))

@@ -104,7 +104,8 @@ case "consume":
                                                    source: runtime.source, telemetry: runtime.telemetry), "replay client") { await $0.close() }
         // The rows have no unique key: an event applied twice would show as two rows.
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer",
-                                           crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"))
+                                           crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"),
+                                           idleTimeout: try runtime.consumerIdleTimeout())
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry,
                                       blockedPoll: .milliseconds(200), poisonAttempts: try runtime.poisonAttempts())
         runtime.consumers.add(consumer, applier: applier)

@@ -103,6 +103,7 @@ extension ServiceRuntime {
         let replay = try rpcClient(to: producer)
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
                                            crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),
+                                           idleTimeout: try consumerIdleTimeout(),
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
                                       telemetry: telemetry, poisonAttempts: try poisonAttempts())
@@ -120,14 +121,25 @@ extension ServiceRuntime {
     /// (`<stream>:<n>`: SIGKILL the n-th time events of that stream were applied and their
     /// checkpoint is not yet written); nil when unset or for another stream.
     public func crashFailpoint(stream: String) throws -> CrashFailpoint? {
-        let key = "CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT"
-        guard let spec = environment.optional(key) else { return nil }
-        let parts = spec.split(separator: ":")
-        guard parts.count == 2, let n = Int(parts[1]), n >= 1 else {
-            throw ServiceEnvironment.Invalid("\(key)=\(spec): expected <stream>:<n> with n ≥ 1")
+        // `CHRONIR_FAILPOINT_STOP_BEFORE_CHECKPOINT` (same form) SIGSTOPs instead: the process
+        // freezes holding the checkpoint's row lock.
+        for (key, signal, name) in [("CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT", SIGKILL, "SIGKILL"),
+                                    ("CHRONIR_FAILPOINT_STOP_BEFORE_CHECKPOINT", SIGSTOP, "SIGSTOP")] {
+            guard let spec = environment.optional(key) else { continue }
+            let parts = spec.split(separator: ":")
+            guard parts.count == 2, let n = Int(parts[1]), n >= 1 else {
+                throw ServiceEnvironment.Invalid("\(key)=\(spec): expected <stream>:<n> with n ≥ 1")
+            }
+            guard parts[0] == stream else { continue }
+            logger.warning("failpoint armed: \(name) before the checkpoint of the \(stream) stream, application \(n)")
+            return CrashFailpoint(after: n, signal: signal)
         }
-        guard parts[0] == stream else { return nil }
-        logger.warning("failpoint armed: SIGKILL before the checkpoint of the \(stream) stream, application \(n)")
-        return CrashFailpoint(after: n)
+        return nil
+    }
+
+    /// How long a consumer's transaction may sit idle holding its checkpoint's lock
+    /// (`CHRONIR_CONSUMER_IDLE_TIMEOUT`, default 10 s; see ``PostgresEventApplier``).
+    public func consumerIdleTimeout() throws -> Duration {
+        try environment.duration("CHRONIR_CONSUMER_IDLE_TIMEOUT", .seconds(10))
     }
 }
