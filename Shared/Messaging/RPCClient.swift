@@ -19,6 +19,8 @@ public final class RPCClient: Sendable {
     private let telemetry: Telemetry
     private let defaultTimeout: Duration
     private let maxFrameBytes: Int
+    /// The largest frame this client sends or takes.
+    public var frameLimit: Int { maxFrameBytes }
     private let layout: EnvelopeFrame
     private let state = Mutex(State())
     private let clock = ContinuousClock()

@@ -73,7 +73,8 @@ public struct RPCReplaySource: EventReplaySource {
     }
 
     public func replay(stream: String, after: Int64, limit: Int) async throws -> EventBatch {
-        try await client.call(EventMethods.Replay.self, .init(stream: stream, after: after, limit: limit), timeout: timeout)
+        try await client.call(EventMethods.Replay.self, .init(stream: stream, after: after, limit: limit, maxBytes: client.frameLimit),
+                              timeout: timeout)
     }
 }
 

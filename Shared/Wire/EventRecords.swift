@@ -40,10 +40,15 @@ public enum EventMethods {
             public var stream: String
             public var after: Int64
             public var limit: Int
-            public init(stream: String, after: Int64, limit: Int) {
+            /// The largest reply the asker takes (its frame limit): the producer sends fewer
+            /// than `limit` events rather than a reply the asker would drop. Absent (an older
+            /// consumer): 1 MiB, the default limit.
+            public var maxBytes: Int?
+            public init(stream: String, after: Int64, limit: Int, maxBytes: Int? = nil) {
                 self.stream = stream
                 self.after = after
                 self.limit = limit
+                self.maxBytes = maxBytes
             }
         }
         public typealias Response = EventBatch

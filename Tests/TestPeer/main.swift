@@ -1,7 +1,7 @@
 // A small producer/consumer pair built on the real messaging, outbox and service kit, for
 // the multi-process durability tests (kill -9, restart, catch up).
 //
-//   chronir-testpeer produce [--count N] [--no-relay] [--version V] [--type numbered|noted]
+//   chronir-testpeer produce [--count N] [--no-relay] [--version V] [--type numbered|noted] [--pad BYTES]
 //                            (env: DATABASE_URL, CHRONIR_RPC_BIND, CHRONIR_PUB_BIND)
 //   chronir-testpeer consume [--reads 1|2]
 //                            (env: DATABASE_URL, PEER_RPC, PEER_EVENTS, PEER_OPS_PORT, PEER_CONSUMER_RPC,
@@ -22,6 +22,8 @@ struct Numbered: Codable, Sendable {
     var n: Int
     /// Version 2 only.
     var label: String?
+    /// Bulk (`produce --pad N`): large events, with characters JSON escapes.
+    var pad: String?
 }
 
 /// The peer's stream as the previous release knows it: one type, version 1.
@@ -65,7 +67,8 @@ case "produce":
             try await database.transaction { connection in
                 let n = first + k + 1
                 let event = option("--type") == "noted" ? ProducerEventsV2.noted : ProducerEventsV2.numbered
-                try await outbox.writer.append(event, Numbered(n: n, label: version >= 2 ? "n\(n)" : nil), actor: nil,
+                let pad = option("--pad").flatMap(Int.init).map { String(repeating: "a\"/", count: $0 / 3) }
+                try await outbox.writer.append(event, Numbered(n: n, label: version >= 2 ? "n\(n)" : nil, pad: pad), actor: nil,
                                                version: version, on: connection)
             }
         }
@@ -119,6 +122,6 @@ case "consume":
         return parts
     }
 default:
-    FileHandle.standardError.write(Data("usage: chronir-testpeer produce [--count N] [--no-relay] [--version V] [--type numbered|noted] | consume [--reads 1|2]\n".utf8))
+    FileHandle.standardError.write(Data("usage: chronir-testpeer produce [--count N] [--no-relay] [--version V] [--type numbered|noted] [--pad BYTES] | consume [--reads 1|2]\n".utf8))
     exit(2)
 }
