@@ -27,13 +27,7 @@ extension GroupsInvitationsTests {
             #expect(alarm.status == 201, "\(alarm.text)")
             let alarmId = try #require(alarm.json["id"]?.stringValue)
             let partner = try await s.signup("Partner")
-            var invite: HTTPResult?
-            #expect(await eventually(timeout: .seconds(15)) {
-                invite = try? await s.request(.POST, "/v1/invitations", token: owner.token,
-                                              json: ["type": "alarm", "referenceId": alarmId, "inviteeUserId": partner.uid])
-                return invite?.status == 201
-            }, "\(invite?.text ?? "")")
-            let alarmCode = try #require(invite?.json["id"]?.stringValue)
+            let alarmCode = try await s.invite("alarm", alarmId, by: owner, to: partner)
             _ = try await s.setTier(owner, "free")
             // Invitations reads the plan from its copy of the accounts stream (no call at accept).
             func tierSeen(_ tier: String) async -> Bool {

@@ -76,13 +76,7 @@ struct CrossAccountMatrixTests {
             let feedURL = try #require(feed.json["url"]?.stringValue)
             let feedPath = String(feedURL[feedURL.range(of: "/cal/")!.lowerBound...])
             #expect(try await s.request(.PUT, "/v1/me/devices/phone", token: owner.token, json: ["platform": "ios", "pushToken": "owner-token"]).status == 200)
-            var invite: HTTPResult?
-            #expect(await eventually(timeout: .seconds(15)) {
-                invite = try? await s.request(.POST, "/v1/invitations", token: owner.token,
-                                              json: ["type": "group", "referenceId": g, "inviteeUserId": invitee.uid])
-                return invite?.status == 201
-            }, "\(invite?.text ?? "")")
-            let code = try #require(invite?.json["id"]?.stringValue)
+            let code = try await s.invite("group", g, by: owner, to: invitee)
             #expect(await eventually(timeout: .seconds(10)) { await s.inboxCount(invitee, type: "invitation_received") ?? 0 >= 1 })
             let inbox = try await s.request(.GET, "/v1/me/notifications", token: invitee.token)
             let note = try #require(inbox.json["notifications"]?.arrayValue?.first?["id"], "\(inbox.text)")

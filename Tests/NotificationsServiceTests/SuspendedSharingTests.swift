@@ -85,13 +85,7 @@ struct SuspendedSharingTests {
             let invitee = try await s.signup("Invitee")
             let r = try await s.request(.POST, "/v1/alarms", token: owner.token, json: ["title": "Filter", "schedule": scheduleJSON()])
             let id = try #require(r.json["id"]?.stringValue, "\(r.text)")
-            var invite: HTTPResult?
-            #expect(await eventually(timeout: .seconds(15)) {
-                invite = try? await s.request(.POST, "/v1/invitations", token: owner.token,
-                                              json: ["type": "alarm", "referenceId": id, "inviteeUserId": invitee.uid])
-                return invite?.status == 201
-            }, "\(invite?.text ?? "")")
-            let code = try #require(invite?.json["id"]?.stringValue)
+            let code = try await s.invite("alarm", id, by: owner, to: invitee)
             // Alarms hears of the lapse first (billing → alarms is one hop; billing → accounts →
             // invitations two): invitations still takes the accept.
             _ = try await s.rpc(.alarms, AlarmsMethods.SetTier.self, .init(userId: owner.uid, tier: "free"))
