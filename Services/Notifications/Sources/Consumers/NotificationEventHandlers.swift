@@ -260,7 +260,9 @@ struct NotificationEventHandlers: Sendable {
         let data = String(decoding: try JSONCoding.encode(n.content.data), as: UTF8.self)
         let content = String(decoding: try JSONCoding.encode(n.content), as: UTF8.self)
         var queued = false
-        for user in Set(n.recipients).sorted() {
+        let users = Set(n.recipients).sorted()
+        try await store.lockInboxes(of: users, on: c, logger: ctx.logger)
+        for user in users {
             guard let (id, created) = try await store.insertInbox(user: user, event: eventId, type: n.content.type, title: n.content.title,
                                                                  body: n.content.body, data: data, on: c, logger: ctx.logger) else { continue }
             let item = InboxNotification(id: id, userId: user, type: n.content.type, title: n.content.title, body: n.content.body,

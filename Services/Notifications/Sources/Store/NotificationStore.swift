@@ -29,13 +29,32 @@ struct NotificationStore: Sendable {
         return out
     }
 
+    /// Takes, until the transaction ends, the inbox lock of each of `users` (sorted, in one
+    /// statement). A user's inbox ids are drawn at insert but become visible at commit, and the
+    /// live stream and every cursor pass an id only once: four consumers inserting for one user
+    /// at once could commit a smaller id after a larger one was sent, and the smaller would never
+    /// reach the client. Held by the inserting transaction, the lock makes a user's ids commit,
+    /// and so reach the stream (numbered at commit), in id order. Different users do not wait
+    /// for each other; two transactions that lock overlapping users in two calls each can
+    /// deadlock, which PostgreSQL breaks (40P01) and the consumer retries.
+    func lockInboxes(of users: [String], on c: PostgresConnection, logger: Logger) async throws {
+        let distinct = Array(Set(users)).sorted()
+        guard !distinct.isEmpty else { return }
+        _ = try await c.prepared("""
+            SELECT count(pg_advisory_xact_lock(hashtextextended('inbox:' || u, 0)))
+            FROM (SELECT u FROM unnest(\(distinct)::text[]) AS x(u) ORDER BY u) AS sorted
+            """, logger: logger).all(Int64.self)
+    }
+
     /// Inserts a run of inbox rows with one statement, column by column (row `i` of every
     /// array is one row; `datas` are JSON objects). A row is created at `greatest(now(), at)`;
-    /// a row whose event and user already have one is skipped. Returns the inserted rows, in
-    /// the order the database returned them.
+    /// a row whose event and user already have one is skipped; the users' inbox locks are taken
+    /// first (``lockInboxes(of:on:logger:)``). Returns the inserted rows, in the order the
+    /// database returned them.
     func insertInboxBatch(users: [String], events: [String], types: [String], titles: [String], bodies: [String], datas: [String],
                           ats: [Date], on c: PostgresConnection, logger: Logger) async throws
         -> [(id: Int64, user: String, event: String, created: Date)] {
+        try await lockInboxes(of: users, on: c, logger: logger)
         let rows = try await c.prepared("""
             INSERT INTO inbox (user_id, event_id, type, title, body, data, created_at)
             SELECT u, e, t, ti, b, d::jsonb, greatest(now(), at) FROM unnest(\(users)::text[], \(events)::text[], \(types)::text[], \(titles)::text[],
@@ -51,10 +70,12 @@ struct NotificationStore: Sendable {
         return out
     }
 
-    /// Inserts one user's inbox row of an event (`data`: a JSON object), created now; nil when
-    /// the event already has one for the user.
+    /// Inserts one user's inbox row of an event (`data`: a JSON object), created now, under the
+    /// user's inbox lock (``lockInboxes(of:on:logger:)``); nil when the event already has one
+    /// for the user.
     func insertInbox(user: String, event eventId: String, type: String, title: String, body: String, data: String,
                      on c: PostgresConnection, logger: Logger) async throws -> (id: Int64, created: Date)? {
+        try await lockInboxes(of: [user], on: c, logger: logger)
         let rows = try await c.query("""
             INSERT INTO inbox (user_id, event_id, type, title, body, data)
             VALUES (\(user), \(eventId), \(type), \(title), \(body), \(data)::jsonb)
