@@ -16,6 +16,8 @@ final class SSEClient: Sendable {
 
     let events = Mutex<[Event]>([])
     let connected = Mutex(false)
+    /// The comment lines received (`: ping`, `: resync`, …), without the colon.
+    let comments = Mutex<[String]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(http: HTTPClient, url: String, token: String, lastEventId: String? = nil) {
@@ -42,6 +44,7 @@ final class SSEClient: Sendable {
                             current = Event(id: nil, event: nil, data: "")
                         } else if line.hasPrefix(":") {
                             if line.hasPrefix(": connected") { connected.withLock { $0 = true } }
+                            comments.withLock { $0.append(String(line.dropFirst()).trimmingCharacters(in: .whitespaces)) }
                         } else if line.hasPrefix("id: ") {
                             current.id = String(line.dropFirst(4))
                         } else if line.hasPrefix("event: ") {

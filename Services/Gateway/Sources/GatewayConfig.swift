@@ -40,6 +40,11 @@ public struct GatewayConfig: ServiceConfig {
     /// The most live streams one account may hold at once (`CHRONIR_LIVE_STREAMS_PER_ACCOUNT`,
     /// default 10, 1…1 000 000).
     public var liveStreamsPerAccount: Int
+    /// Items one live stream holds for a client that has not read them yet (`CHRONIR_LIVE_BUFFER`,
+    /// default 1 024, 1…1 000 000); what does not fit is read from the inbox when the client catches up.
+    public var liveBuffer: Int
+    /// A pause before each live-stream write (`CHRONIR_FAILPOINT_LIVE_WRITE_DELAY`, default 0; tests only).
+    public var liveWriteDelay: Duration
     /// The operator's HTTP token of `GET /v1/ops/status` (`CHRONIR_OPS_TOKEN` or `CHRONIR_OPS_TOKEN_FILE`,
     /// at least 16 characters; default unset: the route answers 404).
     public var opsToken: String?
@@ -107,6 +112,8 @@ public struct GatewayConfig: ServiceConfig {
         webSignIn = try WebSignIn.from(e)
         publicURL = e.optional("CHRONIR_PUBLIC_URL")
         liveStreamsPerAccount = try e.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000)
+        liveBuffer = try e.int("CHRONIR_LIVE_BUFFER", 1024, in: 1...1_000_000)
+        liveWriteDelay = try e.duration("CHRONIR_FAILPOINT_LIVE_WRITE_DELAY", .zero)
         let opsToken = try e.secret("CHRONIR_OPS_TOKEN")
         if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }
         self.opsToken = opsToken

@@ -52,7 +52,8 @@ public enum GatewayService {
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
-        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount)
+        let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount,
+                          buffer: config.liveBuffer, writeDelay: config.liveWriteDelay)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
         OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent)
         // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by

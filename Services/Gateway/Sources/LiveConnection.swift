@@ -8,12 +8,23 @@ final class LiveConnection: Sendable {
     /// What the connection sends; it finishes when the connection is closed.
     let stream: AsyncStream<LiveHub.Item>
     private let hub: LiveHub
+    private let sink: LiveHub.Sink
 
-    init(hub: LiveHub, id: UInt64, user: String, stream: AsyncStream<LiveHub.Item>) {
+    init(hub: LiveHub, id: UInt64, user: String, stream: AsyncStream<LiveHub.Item>, sink: LiveHub.Sink) {
         self.hub = hub
         self.id = id
         self.user = user
         self.stream = stream
+        self.sink = sink
+    }
+
+    /// The smallest notification id the full buffer refused since the last call, or nil: the
+    /// writer then reads the inbox from there (every refused id is newer than all the buffer holds).
+    func takeDropped() -> Int64? {
+        sink.dropped.withLock { d in
+            defer { d = nil }
+            return d
+        }
     }
 
     /// Unregisters the connection (again is harmless).

@@ -23,7 +23,17 @@ final class LiveHub: EventApplier, Service {
         case ping
     }
 
-    private let connections = Mutex<[String: [UInt64: AsyncStream<Item>.Continuation]]>([:])
+    /// Where one connection's items go, and what did not fit.
+    final class Sink: Sendable {
+        let continuation: AsyncStream<Item>.Continuation
+        /// The smallest notification id refused since the writer last looked (the buffer was
+        /// full): the writer reads the inbox from there instead of losing the rest.
+        let dropped = Mutex<Int64?>(nil)
+
+        init(_ continuation: AsyncStream<Item>.Continuation) { self.continuation = continuation }
+    }
+
+    private let connections = Mutex<[String: [UInt64: Sink]]>([:])
     /// Whose session and token each connection runs on: ended when the session is signed out
     /// or the token expires (``endSignedOut(isRevoked:now:)``).
     private let sessions = Mutex<[UInt64: (user: String, session: String, expires: Date)]>([:])
@@ -61,10 +71,20 @@ final class LiveHub: EventApplier, Service {
     /// The most live connections one user may hold at once (`CHRONIR_LIVE_STREAMS_PER_ACCOUNT`).
     let perUser: Int
 
-    init(notifications: RPCClient, telemetry: Telemetry, perUser: Int = 10) {
+    /// How many items one connection holds for a writer that has not caught up
+    /// (`CHRONIR_LIVE_BUFFER`); the oldest are kept, and what does not fit is read from the inbox.
+    let buffer: Int
+
+    /// A pause before each item a live connection writes (`CHRONIR_FAILPOINT_LIVE_WRITE_DELAY`,
+    /// tests only): a client slower than its notifications, so the buffer fills.
+    let writeDelay: Duration
+
+    init(notifications: RPCClient, telemetry: Telemetry, perUser: Int = 10, buffer: Int = 1024, writeDelay: Duration = .zero) {
         self.notifications = notifications
+        self.writeDelay = writeDelay
         self.telemetry = telemetry
         self.perUser = perUser
+        self.buffer = buffer
     }
 
     /// Live connections now.
@@ -74,11 +94,14 @@ final class LiveHub: EventApplier, Service {
     /// and counted at once, so concurrent opens cannot pass the cap). The connection is
     /// unregistered when it is closed or released (``LiveConnection``).
     func open(user: String, session: String = "", expires: Date = .distantFuture) -> LiveConnection? {
-        let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        // The oldest items are kept: what a full buffer refuses is newer than all it holds, so the
+        // writer sends what it holds, then reads the rest from the inbox (``Sink/dropped``).
+        let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(buffer))
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let sink = Sink(continuation)
         let admitted = connections.withLock { all -> Bool in
             guard (all[user]?.count ?? 0) < perUser else { return false }
-            all[user, default: [:]][id] = continuation
+            all[user, default: [:]][id] = sink
             return true
         }
         guard admitted else {
@@ -86,18 +109,18 @@ final class LiveHub: EventApplier, Service {
             return nil
         }
         sessions.withLock { $0[id] = (user, session, expires) }
-        return LiveConnection(hub: self, id: id, user: user, stream: stream)
+        return LiveConnection(hub: self, id: id, user: user, stream: stream, sink: sink)
     }
 
     /// Ends connection `id` of `user` (its stream finishes); nothing when it is gone already.
     func unregister(_ id: UInt64, user: String) {
         sessions.withLock { $0[id] = nil }
-        let c = connections.withLock { all -> AsyncStream<Item>.Continuation? in
+        let c = connections.withLock { all -> Sink? in
             let c = all[user]?.removeValue(forKey: id)
             if all[user]?.isEmpty == true { all[user] = nil }
             return c
         }
-        c?.finish()
+        c?.continuation.finish()
     }
 
     /// Ends every connection whose session `isRevoked` (a sign-out, a reused refresh token, a
@@ -115,7 +138,8 @@ final class LiveHub: EventApplier, Service {
     /// Sends a keep-alive to every connection (proxies close silent connections).
     func ping() {
         let all = connections.withLock { $0.values.flatMap(\.values) }
-        for c in all { c.yield(.ping) }
+        // A ping that does not fit is not missed: the buffer is full of what will be written.
+        for c in all { c.continuation.yield(.ping) }
     }
 
     /// Notifications waiting for their instant.
@@ -208,7 +232,11 @@ final class LiveHub: EventApplier, Service {
         for user in order {
             let targets = connections.withLock { Array(($0[user] ?? [:]).values) }
             let frames = byUser[user]!
-            for c in targets { c.yield(.notifications(frames)) }
+            for c in targets {
+                guard case .dropped = c.continuation.yield(.notifications(frames)), let first = frames.first?.id else { continue }
+                c.dropped.withLock { $0 = min($0 ?? first, first) }
+                telemetry.counter("chronir_gateway_live_frames_dropped_total").increment(by: frames.count)
+            }
             reached[user] = targets.count
         }
         for p in items {

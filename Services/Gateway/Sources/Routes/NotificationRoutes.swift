@@ -32,7 +32,7 @@ enum NotificationRoutes {
                 throw ServiceError(.rateLimited, "this account has \(hub.perUser) live streams open already",
                                    details: .object(["retryAfterSeconds": .number(Double(liveRetryAfterSeconds))]))
             }
-            return events(g, connection: connection, caller: caller, after: last)
+            return events(g, connection: connection, caller: caller, after: last, writeDelay: hub.writeDelay)
         }
     }
 
@@ -49,6 +49,26 @@ enum NotificationRoutes {
         guard let text else { return nil }
         guard let v = Int(text) else { throw ServiceError(.validationFailed, "limit must be an integer") }
         return v
+    }
+
+    /// Writes the caller's inbox after `since`, page by page, skipping ids not above `last`
+    /// (unless nothing was sent yet), and moves `last` on.
+    static func catchUp(_ g: Gateway, caller: Caller, since: Int64, last: inout Int64, writer: inout any ResponseBodyWriter) async throws {
+        var since = since
+        var more = true
+        while more {
+            let page = try await g.clients.notifications.call(
+                NotificationsMethods.Inbox.self, .init(since: since, limit: 500, silent: true), actor: caller.uid, headers: caller.headers)
+            var out = ByteBuffer()
+            for n in page.notifications where last == Int64.max || n.id > last {
+                var bytes = try frame(n)
+                out.writeBuffer(&bytes)
+                last = n.id
+            }
+            if out.readableBytes > 0 { try await writer.write(out) }
+            since = page.notifications.last?.id ?? since
+            more = page.hasMore && !page.notifications.isEmpty
+        }
     }
 
     /// One SSE event: `id` is the inbox id, so `Last-Event-ID` resumes exactly after it.
@@ -69,26 +89,17 @@ enum NotificationRoutes {
 
     /// Registered first (`connection`, counted toward the account's cap before the answer), then
     /// sends what the inbox holds after `after` (when resuming), then the live notifications,
-    /// skipping any already sent: no gap, no duplicate.
-    static func events(_ g: Gateway, connection: LiveConnection, caller: Caller, after: Int64?) -> Response {
+    /// skipping any already sent: no gap, no duplicate. When the connection's buffer was full
+    /// (a client slower than its notifications), what it refused is read from the inbox after
+    /// the last id sent, and a `: resync` comment marks the place.
+    static func events(_ g: Gateway, connection: LiveConnection, caller: Caller, after: Int64?, writeDelay: Duration = .zero) -> Response {
         let body = ResponseBody { writer in
             defer { connection.close() }
             try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
             var last = after ?? Int64.max
-            if let after {
-                last = after
-                var more = true
-                while more {
-                    let page = try await g.clients.notifications.call(
-                        NotificationsMethods.Inbox.self, .init(since: last, limit: 500, silent: true), actor: caller.uid, headers: caller.headers)
-                    for n in page.notifications where n.id > last {
-                        try await writer.write(try frame(n))
-                        last = n.id
-                    }
-                    more = page.hasMore
-                }
-            }
+            if let after { try await catchUp(g, caller: caller, since: after, last: &last, writer: &writer) }
             for await item in connection.stream {
+                if writeDelay > .zero { try await Task.sleep(for: writeDelay) }
                 switch item {
                 case .notifications(let frames):
                     var out = ByteBuffer()
@@ -100,6 +111,13 @@ enum NotificationRoutes {
                     if out.readableBytes > 0 { try await writer.write(out) }
                 case .ping:
                     try await writer.write(ByteBuffer(string: ": ping\n\n"))
+                }
+                // Everything refused is newer than everything held, so the inbox is read once
+                // what was held before the refusal has gone out, i.e. now.
+                if let dropped = connection.takeDropped() {
+                    g.telemetry.counter("chronir_gateway_live_resyncs_total").increment()
+                    try await writer.write(ByteBuffer(string: ": resync\n\n"))
+                    try await catchUp(g, caller: caller, since: last == Int64.max ? dropped - 1 : last, last: &last, writer: &writer)
                 }
             }
             try await writer.finish(nil)
