@@ -106,15 +106,28 @@ public final class StreamConsumer: Sendable {
     enum Input: Sendable {
         case event(Int64, Data)
         case head(Int64)
+        /// Nothing arrived for ``silence``: ask the producer.
+        case silent
     }
+
+    /// How long the consumer waits for an event or a heartbeat (relays send one a second) before
+    /// it asks the producer for what it missed (`CHRONIR_CONSUMER_SILENCE`, default 10 s; nil
+    /// never): a link that drops everything without closing (a black hole, a lost subscription)
+    /// would otherwise leave the consumer behind with its lag reading 0, since only what
+    /// arrives shows it the head.
+    let silence: Duration?
+    /// When something last arrived (monotonic milliseconds).
+    private let lastHeard = Atomic<Int64>(monotonicMilliseconds())
 
     /// How many times an event whose handler fails deterministically (``HandlerFailed``) is
     /// tried before it is recorded as a dead letter (`CHRONIR_POISON_ATTEMPTS`).
     let poisonAttempts: Int
 
     public init(stream: String, applier: any EventApplier, replaySource: any EventReplaySource,
-                telemetry: Telemetry, batchLimit: Int = 500, blockedPoll: Duration = .seconds(1), poisonAttempts: Int = 10) {
+                telemetry: Telemetry, batchLimit: Int = 500, blockedPoll: Duration = .seconds(1), poisonAttempts: Int = 10,
+                silence: Duration? = .seconds(10)) {
         self.poisonAttempts = max(1, poisonAttempts)
+        self.silence = silence
         self.stream = stream
         self.applier = applier
         self.replaySource = replaySource
@@ -128,10 +141,16 @@ public final class StreamConsumer: Sendable {
     public var blocked: BlockedConsumer? { blockedAt.withLock { $0 } }
 
     /// Hands over a live event.
-    public func deliver(seq: Int64, envelope: Data) { inbox.send(.event(seq, envelope)) }
+    public func deliver(seq: Int64, envelope: Data) {
+        lastHeard.store(monotonicMilliseconds(), ordering: .relaxed)
+        inbox.send(.event(seq, envelope))
+    }
 
     /// Hands over the producer's head (from a heartbeat).
-    public func observeHead(_ head: Int64) { inbox.send(.head(head)) }
+    public func observeHead(_ head: Int64) {
+        lastHeard.store(monotonicMilliseconds(), ordering: .relaxed)
+        inbox.send(.head(head))
+    }
 
     /// The last applied sequence number (-1 before start).
     public var checkpoint: Int64 { applied.load(ordering: .relaxed) }
@@ -155,6 +174,8 @@ public final class StreamConsumer: Sendable {
         }
         applied.store(cp, ordering: .relaxed)
         telemetry.logger.info("consuming stream", metadata: ["stream": "\(stream)", "checkpoint": "\(cp)"])
+        let watchdog = silence.map { silence in Task { await self.watchSilence(silence) } }
+        defer { watchdog?.cancel() }
         do {
             try await catchUp(&cp)
             while let first = await inbox.next() {
@@ -183,6 +204,12 @@ public final class StreamConsumer: Sendable {
                             telemetry.counter("chronir_events_gaps_total", [("stream", stream)]).increment()
                             needCatchUp = true
                         }
+                    case .silent:
+                        telemetry.counter("chronir_consumer_silences_total", [("stream", stream)]).increment()
+                        telemetry.logger.warning("nothing from the producer (no event, no heartbeat); asking it for what was missed",
+                                                 metadata: ["stream": "\(stream)", "checkpoint": "\(cp)",
+                                                            "silentSeconds": "\(silence?.components.seconds ?? 0)"])
+                        needCatchUp = true
                     }
                 }
                 try await flush(&pending, &cp)
@@ -199,6 +226,22 @@ public final class StreamConsumer: Sendable {
 
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
+    /// Sends ``Input/silent`` each time nothing arrived for `silence` (and not again until
+    /// another `silence` passed, heard or not).
+    private func watchSilence(_ silence: Duration) async {
+        let limit = Int64(silence.components.seconds) * 1000 + silence.components.attoseconds / 1_000_000_000_000_000
+        while !Task.isCancelled, !isStopped {
+            let quiet = monotonicMilliseconds() - lastHeard.load(ordering: .relaxed)
+            if quiet >= limit {
+                lastHeard.store(monotonicMilliseconds(), ordering: .relaxed)
+                inbox.send(.silent)
+                try? await Task.sleep(for: silence)
+            } else {
+                try? await Task.sleep(for: .milliseconds(max(10, limit - quiet)))
+            }
+        }
+    }
+
     func storeApplied(_ cp: Int64) { applied.store(cp, ordering: .relaxed) }
 
     func setBlocked(_ b: BlockedConsumer?) { blockedAt.withLock { $0 = b } }
@@ -211,6 +254,7 @@ public final class StreamConsumer: Sendable {
             switch input {
             case .head(let h): noteHead(h)
             case .event(let seq, _): noteHead(seq)
+            case .silent: break
             }
         }
         droppedWhileBlocked.store(true, ordering: .relaxed)
@@ -385,4 +429,11 @@ public final class StreamConsumer: Sendable {
             }
         }
     }
+}
+
+/// Milliseconds of a clock that never goes back (CLOCK_MONOTONIC).
+func monotonicMilliseconds() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000
 }

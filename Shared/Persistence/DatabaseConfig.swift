@@ -20,6 +20,12 @@ public struct DatabaseConfig: Sendable, Equatable {
     public var schema: String
     /// Maximum connections in the pool.
     public var poolSize: Int
+    /// How long opening a connection may take, TLS and authentication included.
+    public var connectTimeout: Duration = .seconds(10)
+    /// The server's `statement_timeout` on every connection (nil: the server's own, usually
+    /// none): a statement that waits longer (on a lock a frozen process holds, say) fails with
+    /// 57014 and is retried or answered as an error instead of holding its caller for ever.
+    public var statementTimeout: Duration? = nil
 
     public init(host: String = "127.0.0.1", port: Int = 5432, username: String, password: String? = nil,
                 database: String, sslMode: String = "disable", schema: String, poolSize: Int = 10) {
@@ -109,7 +115,17 @@ public struct DatabaseConfig: Sendable, Equatable {
                                                   database: database, tls: tls)
         config.options.maximumConnections = poolSize
         config.options.minimumConnections = 0
-        config.options.additionalStartupParameters = [("search_path", schema), ("application_name", "chronir-\(schema)")]
+        config.options.connectTimeout = connectTimeout
+        // The server probes an idle connection after 30 s, every 10 s, and drops it after 3
+        // unanswered probes: a service that vanished behind a partition stops holding its locks
+        // within about a minute (the kernel's default is two hours).
+        var parameters = [("search_path", schema), ("application_name", "chronir-\(schema)"),
+                          ("tcp_keepalives_idle", "30"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "3")]
+        if let statementTimeout {
+            let ms = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+            parameters.append(("statement_timeout", "\(max(1, ms))"))
+        }
+        config.options.additionalStartupParameters = parameters
         return config
     }
 

@@ -54,6 +54,9 @@ public struct Migrator: Sendable {
         let logger = database.logger
         do {
             return try await database.transaction { connection in
+                // Migrations (and waiting for another replica's) may take longer than the
+                // services' statement timeout (CHRONIR_DB_STATEMENT_TIMEOUT).
+                try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
                 let lockKey = "chronir.migrations.\(schema)"
                 try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
                 // A role that owns its schema but may not create schemas skips the CREATE.

@@ -142,7 +142,18 @@ public final class SocketActor: Sendable {
             try raw.set(ZMQ_LINGER, options.lingerMilliseconds)
             try raw.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMilliseconds)
             try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
-            if options.tcpKeepAlive { try raw.set(ZMQ_TCP_KEEPALIVE, 1) }
+            if options.tcpKeepAlive {
+                try raw.set(ZMQ_TCP_KEEPALIVE, 1)
+                try raw.set(ZMQ_TCP_KEEPALIVE_IDLE, 30)
+                try raw.set(ZMQ_TCP_KEEPALIVE_INTVL, 10)
+                try raw.set(ZMQ_TCP_KEEPALIVE_CNT, 3)
+            }
+            if let beat = options.heartbeat ?? context.heartbeat {
+                let timeout = ZMQHeartbeat.milliseconds(beat.timeout)
+                try raw.set(ZMQ_HEARTBEAT_IVL, ZMQHeartbeat.milliseconds(beat.interval))
+                try raw.set(ZMQ_HEARTBEAT_TIMEOUT, timeout)
+                try raw.set(ZMQ_HEARTBEAT_TTL, min(timeout, 6_553_000))
+            }
             try raw.applyCurve(options.curve, security: context.security)
             if options.curve == .server, context.security != nil { try raw.set(ZMQ_ZAP_DOMAIN, string: options.zapDomain) }
             // A DEALER over discovered replicas queues only on live connections, like one given a list.

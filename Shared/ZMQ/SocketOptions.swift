@@ -35,8 +35,12 @@ public struct SocketOptions: Sendable {
     /// Queue messages only on completed connections (`ZMQ_IMMEDIATE`): a DEALER connected to
     /// several replicas then skips one that went away instead of queueing for its return.
     public var immediate: Bool = false
-    /// TCP keepalive so dead peers are noticed.
+    /// TCP keepalive so dead peers are noticed: probes after 30 s idle, every 10 s, 3 unanswered
+    /// end the connection (`ZMQ_TCP_KEEPALIVE_IDLE`/`_INTVL`/`_CNT`; the kernel's defaults wait
+    /// two hours). A peer that still answers TCP but not ZeroMQ is ``heartbeat``'s.
     public var tcpKeepAlive: Bool = true
+    /// ZMTP heartbeats; nil takes the context's ``ZMQContext/heartbeat``.
+    public var heartbeat: ZMQHeartbeat? = nil
     /// How often peer names in `connects` are resolved again (``EndpointDiscovery``); nil takes
     /// the context's ``ZMQContext/discoveryInterval``, zero turns discovery off for this socket.
     public var discoveryInterval: Duration? = nil
@@ -58,6 +62,28 @@ public struct SocketOptions: Sendable {
 
     public init(type: SocketType) {
         self.type = type
+    }
+}
+
+/// ZMTP heartbeats (`ZMQ_HEARTBEAT_IVL`, `_TIMEOUT`, `_TTL`): a PING every ``interval`` on each
+/// connection; one that has not answered within ``timeout`` is closed and made again, so a
+/// link that silently drops everything (a black hole, a peer frozen behind a live TCP stack) is
+/// noticed in seconds instead of never. The peer is told to wait the same ``timeout``.
+public struct ZMQHeartbeat: Sendable, Equatable {
+    public var interval: Duration
+    public var timeout: Duration
+
+    /// A PING every `interval`; no answer within `timeout` (default 3 × `interval`) ends the connection.
+    public init(interval: Duration = .seconds(5), timeout: Duration? = nil) {
+        self.interval = interval
+        self.timeout = timeout ?? interval * 3
+    }
+
+    /// libzmq's milliseconds of `d` (at least 1, at most what an Int32 holds; the TTL is kept
+    /// in deciseconds below 6 553.5 s by libzmq).
+    static func milliseconds(_ d: Duration) -> Int32 {
+        let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+        return Int32(clamping: max(1, ms))
     }
 }
 

@@ -20,10 +20,14 @@ public final class ZMQContext: Sendable {
     /// every replica behind one name (``EndpointDiscovery``); nil: libzmq resolves a name itself,
     /// to one address per connection.
     public let discoveryInterval: Duration?
+    /// The ZMTP heartbeats of sockets made from this context (``SocketOptions/heartbeat``
+    /// overrides it per socket); nil: none, a silent link is never noticed.
+    public let heartbeat: ZMQHeartbeat?
 
     /// Creates a plain context (no CURVE) with the given number of libzmq I/O threads.
-    public init(ioThreads: Int = 1, discoveryInterval: Duration? = nil) {
+    public init(ioThreads: Int = 1, discoveryInterval: Duration? = nil, heartbeat: ZMQHeartbeat? = ZMQHeartbeat()) {
         self.discoveryInterval = discoveryInterval
+        self.heartbeat = heartbeat
         self.handle = Self.newContext(ioThreads: ioThreads)
         self.current = Mutex(nil)
         self.zap = nil
@@ -35,9 +39,10 @@ public final class ZMQContext: Sendable {
     /// `domainReaders`: the principals admitted to each restricted ZAP domain
     /// (``SocketOptions/zapDomain``); a domain not listed admits every trusted principal.
     public init(ioThreads: Int = 1, security: BusSecurity, discoveryInterval: Duration? = nil,
-                domainReaders: [String: Set<String>] = [:],
+                heartbeat: ZMQHeartbeat? = ZMQHeartbeat(), domainReaders: [String: Set<String>] = [:],
                 onZAPDecision: @escaping @Sendable (ZAPDecision) -> Void = { _ in }) throws {
         self.discoveryInterval = discoveryInterval
+        self.heartbeat = heartbeat
         guard CurveKey.isSupported else { throw BusSecurity.Invalid("this libzmq was built without CURVE (libsodium)") }
         let ctx = Self.newContext(ioThreads: ioThreads)
         do {

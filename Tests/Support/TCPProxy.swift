@@ -20,7 +20,11 @@ public final class TCPProxy: Sendable {
         var cut = false
         var generation = 0
         var closed = false
+        var accepted = 0
     }
+
+    /// Connections accepted so far (a client that noticed a dead link and made a new one adds one).
+    public var accepted: Int { state.withLock { $0.accepted } }
 
     public init(upstreamPort: Int) throws {
         self.upstreamPort = upstreamPort
@@ -76,7 +80,10 @@ public final class TCPProxy: Sendable {
             guard poll(&p, 1, 100) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            let (cut, generation) = state.withLock { ($0.cut, $0.generation) }
+            let (cut, generation) = state.withLock { s in
+                s.accepted += 1
+                return (s.cut, s.generation)
+            }
             let upstream = cut ? -1 : connectUpstream()
             if !cut && upstream < 0 {
                 Glibc.close(client)

@@ -110,7 +110,8 @@ case "consume":
                                            crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"),
                                            idleTimeout: try runtime.consumerIdleTimeout())
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry,
-                                      blockedPoll: .milliseconds(200), poisonAttempts: try runtime.poisonAttempts())
+                                      blockedPoll: .milliseconds(200), poisonAttempts: try runtime.poisonAttempts(),
+                                      silence: try runtime.consumerSilence())
         runtime.consumers.add(consumer, applier: applier)
         if let bind = runtime.environment.optional("PEER_CONSUMER_RPC") {
             parts.services.append(try runtime.makeRPCServer(router: RPCRouter(), health: parts.health, binds: [bind]))

@@ -16,9 +16,17 @@ public enum BusKeys {
     /// The context of `principal`: CURVE-secured when keys are configured.
     /// `CHRONIR_PEER_DISCOVERY_INTERVAL` (default 5 s, 0 off): how often peer names are resolved
     /// again to find every replica behind them (``EndpointDiscovery``).
+    /// `CHRONIR_BUS_HEARTBEAT` (default 5 s, 0 off) and `CHRONIR_BUS_HEARTBEAT_TIMEOUT` (default
+    /// 3 × the heartbeat): the ZMTP heartbeats of every socket (``ZMQHeartbeat``).
     public static func context(principal: String, environment: ServiceEnvironment, logger: Logger, ioThreads: Int) throws -> ZMQContext {
         let every = try environment.duration("CHRONIR_PEER_DISCOVERY_INTERVAL", .seconds(5))
         let discovery: Duration? = every > .zero ? every : nil
+        let beat = try environment.duration("CHRONIR_BUS_HEARTBEAT", .seconds(5))
+        let beatTimeout = try environment.duration("CHRONIR_BUS_HEARTBEAT_TIMEOUT", beat * 3)
+        if beat > .zero, beatTimeout < beat {
+            throw ServiceEnvironment.Invalid("CHRONIR_BUS_HEARTBEAT_TIMEOUT must be at least CHRONIR_BUS_HEARTBEAT")
+        }
+        let heartbeat: ZMQHeartbeat? = beat > .zero ? ZMQHeartbeat(interval: beat, timeout: beatTimeout) : nil
         guard let security = try load(principal: principal, environment: environment) else {
             guard try environment.bool("CHRONIR_INSECURE_BUS", false) else {
                 throw ServiceEnvironment.Invalid(
@@ -26,10 +34,10 @@ public enum BusKeys {
                         + "CHRONIR_BUS_PUBLIC_KEYS and CHRONIR_BUS_SECRET_KEY_FILE; CHRONIR_INSECURE_BUS=1 runs without CURVE")
             }
             logger.warning("INSECURE BUS: CHRONIR_INSECURE_BUS=1 and no keys; every peer that reaches this process's ports is trusted")
-            return ZMQContext(ioThreads: ioThreads, discoveryInterval: discovery)
+            return ZMQContext(ioThreads: ioThreads, discoveryInterval: discovery, heartbeat: heartbeat)
         }
         logger.info("bus secured with CURVE", metadata: ["principal": "\(principal)", "trusted": "\(security.publicKeys.keys.sorted())"])
-        return try ZMQContext(ioThreads: ioThreads, security: security, discoveryInterval: discovery,
+        return try ZMQContext(ioThreads: ioThreads, security: security, discoveryInterval: discovery, heartbeat: heartbeat,
                               domainReaders: StreamReaders.zapDomains) { decision in
             if let who = decision.principal {
                 logger.debug("bus connection accepted", metadata: ["principal": "\(who)", "address": "\(decision.address)"])

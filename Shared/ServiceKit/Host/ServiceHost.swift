@@ -85,7 +85,10 @@ public enum ServiceHost {
         let health = HealthChecks()
         var database: Database? = nil
         if migrations != nil {
-            let config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
+            var config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
+            config.connectTimeout = try runtime.environment.duration("CHRONIR_DB_CONNECT_TIMEOUT", .seconds(10))
+            let statementTimeout = try runtime.environment.duration("CHRONIR_DB_STATEMENT_TIMEOUT", .seconds(60))
+            config.statementTimeout = statementTimeout > .zero ? statementTimeout : nil
             database = try Database(config: config, logger: runtime.logs.logger("postgres"), eventLoopGroup: runtime.eventLoopGroup)
         }
         logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])

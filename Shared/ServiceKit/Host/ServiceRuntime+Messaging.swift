@@ -2,6 +2,7 @@ import Foundation
 import Messaging
 import Outbox
 import Persistence
+import PostgresNIO
 
 extension ServiceRuntime {
     /// The request server of this service, answering `system.health` besides `router`.
@@ -35,7 +36,13 @@ extension ServiceRuntime {
 
     /// A database outage answered as `CA022` with `retryAfterSeconds` (the gateway's 503 and
     /// `Retry-After`); the service keeps running and the pool reconnects by itself.
+    /// A statement cancelled by `CHRONIR_DB_STATEMENT_TIMEOUT` (57014) is answered the same way:
+    /// the database is there but did not answer in time.
     @Sendable static func databaseOutage(_ error: any Error) -> ServiceError? {
+        if let e = error as? PSQLError, e.serverInfo?[.sqlState] == "57014" {
+            return ServiceError(.serviceUnavailable, "the database did not answer in time; retry shortly",
+                                details: .object(["retryAfterSeconds": .number(2)]))
+        }
         guard DatabaseAvailability.isOutage(error) else { return nil }
         return ServiceError(.serviceUnavailable, "the database is unreachable; retry shortly",
                             details: .object(["retryAfterSeconds": .number(2)]))
@@ -106,9 +113,16 @@ extension ServiceRuntime {
                                            idleTimeout: try consumerIdleTimeout(),
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
-                                      telemetry: telemetry, poisonAttempts: try poisonAttempts())
+                                      telemetry: telemetry, poisonAttempts: try poisonAttempts(), silence: try consumerSilence())
         consumers.add(consumer, applier: applier)
         return (consumer, replay)
+    }
+
+    /// How long a consumer hears nothing from its producer before it asks it
+    /// (`CHRONIR_CONSUMER_SILENCE`, default 10 s; 0 never). Relays send a heartbeat a second.
+    public func consumerSilence() throws -> Duration? {
+        let d = try environment.duration("CHRONIR_CONSUMER_SILENCE", .seconds(10))
+        return d > .zero ? d : nil
     }
 
     /// How many times a consumer tries an event whose handler fails deterministically before it
