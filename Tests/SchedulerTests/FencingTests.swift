@@ -74,6 +74,30 @@ struct FencingTests {
         }
     }
 
+    /// Only the epoch tells these apart: the same owner name (instance ids are reused by `make
+    /// run` and by a restarted pod), an unexpired lease, and a batch begun under an older grant.
+    @Test("a batch begun under an older epoch of the same owner records nothing, though owner and expiry match")
+    func epochAloneFences() async throws {
+        try await withScheduler("fence-epoch") { db in
+            let all = (0..<256).map(Int32.init)
+            try await db.query("INSERT INTO leases (partition) SELECT unnest(\(all)::int[])")
+            let alarm = "epoch-0"
+            let p = Partitioning.partition(of: alarm, partitions: 256)
+            try await SchedulerLoad(database: db).seed(prefix: "epoch", dues: [Date().addingTimeInterval(-1)])
+            let ids = try await timerIDs(db, alarm: alarm)
+            #expect(ids.count == 1)
+            // A held the partition at epoch 1, lost it (B, epoch 2), and took it back: epoch 3.
+            try await setLease(db, partition: p, owner: "A", epoch: 3, seconds: 30)
+            let a = try store(db, instance: "A")
+            let stale = try await a.fire(ids: ids, owned: [p: 1])
+            #expect(stale.fired.isEmpty, "a batch of epoch 1 fired under the lease of epoch 3")
+            #expect(try await timerIDs(db, alarm: alarm) == ids, "a fenced fire must leave the timer pending")
+            let current = try await a.fire(ids: ids, owned: [p: 3])
+            #expect(current.fired.count == 1)
+            #expect(try await db.query("SELECT epoch FROM fires WHERE alarm_id = \(alarm)").first(Int64.self) == 3)
+        }
+    }
+
     @Test("re-creating a timer for an occurrence that already fired does not fire it again")
     func duplicateTimer() async throws {
         try await withScheduler("fence-dup") { db in
