@@ -45,10 +45,15 @@ public final class PubEventSink: EventSink {
 public final class PushEventSink: EventSink {
     private let clients: [RPCClient]
     private let batchSize: Int
+    private let telemetry: Telemetry?
 
-    public init(clients: [RPCClient], batchSize: Int = 500) {
+    /// `batchSize`: the most events per message; a message that would pass a client's frame
+    /// limit is split, and an event that alone would pass it goes as a heartbeat (its consumers
+    /// then replay it), counted in `chronir_events_push_oversized_total`.
+    public init(clients: [RPCClient], batchSize: Int = 500, telemetry: Telemetry? = nil) {
         self.clients = clients
         self.batchSize = batchSize
+        self.telemetry = telemetry
     }
 
     public func publish(stream: String, events: [(seq: Int64, envelope: Data)]) {
@@ -56,19 +61,42 @@ public final class PushEventSink: EventSink {
         while start < events.count {
             let slice = events[start..<min(events.count, start + batchSize)]
             start += batchSize
-            let batch = EventBatch(stream: stream, head: slice.last!.seq, firstAvailable: 0,
-                                   events: slice.map { EventRecord(seq: $0.seq, envelope: String(decoding: $0.envelope, as: UTF8.self)) })
-            send(batch)
+            send(stream: stream, Array(slice))
         }
     }
 
     public func heartbeat(stream: String, head: Int64) {
-        send(EventBatch(stream: stream, head: head, firstAvailable: 0, events: []))
+        guard let payload = try? JSONCoding.encode(EventBatch(stream: stream, head: head, firstAvailable: 0, events: [])) else { return }
+        for client in clients { send(payload, to: client, stream: stream) }
     }
 
-    private func send(_ batch: EventBatch) {
+    /// Sends `events` in one message to each client, or in halves where that one would pass
+    /// the client's frame limit (room left for the envelope around it).
+    private func send(stream: String, _ events: [(seq: Int64, envelope: Data)]) {
+        guard let last = events.last else { return }
+        let batch = EventBatch(stream: stream, head: last.seq, firstAvailable: 0,
+                               events: events.map { EventRecord(seq: $0.seq, envelope: String(decoding: $0.envelope, as: UTF8.self)) })
         guard let payload = try? JSONCoding.encode(batch) else { return }
-        for client in clients { try? client.sendOneWay(type: EventMethods.push, payload: payload) }
+        let limit = (clients.map(\.frameLimit).min() ?? Int.max) - (8 << 10)
+        if payload.count <= limit {
+            for client in clients { send(payload, to: client, stream: stream) }
+        } else if events.count > 1 {
+            send(stream: stream, Array(events[..<(events.count / 2)]))
+            send(stream: stream, Array(events[(events.count / 2)...]))
+        } else {
+            telemetry?.counter("chronir_events_push_oversized_total", [("stream", stream)]).increment()
+            telemetry?.logger.warning("event too large to push; sent as a heartbeat, consumers replay it",
+                                      metadata: ["stream": "\(stream)", "seq": "\(last.seq)", "bytes": "\(payload.count)"])
+            heartbeat(stream: stream, head: last.seq)
+        }
+    }
+
+    private func send(_ payload: Data, to client: RPCClient, stream: String) {
+        do {
+            try client.sendOneWay(type: EventMethods.push, payload: payload)
+        } catch {
+            telemetry?.counter("chronir_events_push_failed_total", [("stream", stream)]).increment()
+        }
     }
 }
 

@@ -46,8 +46,31 @@ public struct OutboxWriter: Sendable {
         var headers: [String: String] = [:]
         let span = telemetry.startPublishSpan(type: type, destination: stream, id: id, context: context, kind: .producer, headers: &headers)
         span.end()
-        return Envelope(id: id, type: type, version: version ?? event.version, source: source, actor: actor, headers: headers,
-                        payload: try JSONCoding.encode(payload))
+        let e = Envelope(id: id, type: type, version: version ?? event.version, source: source, actor: actor, headers: headers,
+                         payload: try JSONCoding.encode(payload))
+        try refuseOversized(e)
+        return e
+    }
+
+    /// The largest event, as it is written into a replay (`events.replay` escapes each envelope
+    /// into a JSON string, so quotes and backslashes count twice): half the 1 MiB frame less the
+    /// reply's own room. A larger one could be stored but never replayed, and would stop every
+    /// consumer of the stream at it; it is refused here, failing the change that made it.
+    public static let maxEventBytes = 480 << 10
+
+    /// Throws `CA`-payload-too-large (and counts `chronir_outbox_events_refused_total`) when `e`
+    /// would pass ``maxEventBytes`` in a replay.
+    func refuseOversized(_ e: Envelope) throws {
+        // Every event of today is far below; only a large payload is measured exactly.
+        guard e.payload.count > Self.maxEventBytes / 4 else { return }
+        let body = e.encoded()
+        var size = body.count
+        for byte in body where byte == 0x22 || byte == 0x5C || byte < 0x20 { size += byte < 0x20 ? 5 : 1 }
+        guard size > Self.maxEventBytes else { return }
+        telemetry.counter("chronir_outbox_events_refused_total", [("stream", stream)]).increment()
+        telemetry.logger.error("event refused: too large to be replayed", metadata: [
+            "stream": "\(stream)", "type": "\(e.type)", "bytes": "\(size)", "limit": "\(Self.maxEventBytes)"])
+        throw ServiceError(.payloadTooLarge, "event \(e.type) would take \(size) bytes in a replay, more than the \(Self.maxEventBytes)-byte limit")
     }
 
     /// Appends one event on `connection` (which must be inside a transaction).
@@ -63,6 +86,7 @@ public struct OutboxWriter: Sendable {
     /// transaction's last statement).
     public func append(_ envelopes: [Envelope], on connection: PostgresConnection) async throws {
         guard !envelopes.isEmpty else { return }
+        for e in envelopes { try refuseOversized(e) }
         let rows = rows(envelopes)
         guard !rows.ids.isEmpty else { return }
         try await connection.prepared("\(outboxInsert: rows)", logger: telemetry.logger)

@@ -22,7 +22,7 @@ public enum SchedulerService {
         var router = RPCRouter()
         // A scaled producer: its replicas push events to the stable consumers' request sockets.
         let consumers = try config.pushTo.map { try runtime.rpcClient(to: $0) }
-        let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers), router: &router)
+        let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers, telemetry: runtime.telemetry), router: &router)
         let store = TimerStore(database: database, config: config, outbox: outbox.writer, instance: runtime.instance)
         let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry)
         let leaseStore = LeaseStore(database: database, config: config, instance: runtime.instance, logger: runtime.logs.logger("leases"))
