@@ -30,10 +30,16 @@ public protocol EventApplier: Sendable {
     /// Called when the consumer has nothing more to apply for now (each producer heartbeat
     /// ends such a pause): an applier that advanced its checkpoint in memory only may write it.
     func settle(stream: String) async throws
+    /// Whether the consumer follows a producer whose stream went back (its head behind the
+    /// checkpoint) from the new head on, rather than stopping: for appliers that keep nothing
+    /// of the stream but the moment (the gateway's live streams). Default false: durable
+    /// effects of the lost history need a decision (``StreamConsumer`` stops and alerts).
+    var followsRewinds: Bool { get }
 }
 
 extension EventApplier {
     public func settle(stream: String) async throws {}
+    public var followsRewinds: Bool { false }
 }
 
 /// Thrown by an applier when a handler failed in a way that retrying will not change (the
@@ -135,6 +141,7 @@ public final class StreamConsumer: Sendable {
         self.batchLimit = batchLimit
         self.blockedPoll = blockedPoll
         telemetry.gauge("chronir_consumer_blocked", [("stream", stream)]).record(0)
+        telemetry.gauge("chronir_consumer_rewound", [("stream", stream)]).record(0)
     }
 
     /// The event this consumer stopped at because this build cannot handle it (nil: running).
@@ -183,11 +190,15 @@ public final class StreamConsumer: Sendable {
                 if stopped.load(ordering: .relaxed) { break }
                 var pending: [DeliveredEvent] = []
                 var needCatchUp = false
+                var headBehind = false
                 for input in [first] + inbox.takeAvailable(max: batchLimit) {
                     switch input {
                     case .head(let h):
                         noteHead(h)
                         if h > cp + Int64(pending.count) { needCatchUp = true }
+                        // A heartbeat behind what was applied: a rewound producer, or an old
+                        // heartbeat of another replica overtaken by newer events. Asked below.
+                        if h < cp { headBehind = true }
                     case .event(let seq, let data):
                         noteHead(seq)
                         let expected = cp + Int64(pending.count) + 1
@@ -213,6 +224,7 @@ public final class StreamConsumer: Sendable {
                     }
                 }
                 try await flush(&pending, &cp)
+                if headBehind { try await checkRewound(&cp) }
                 if droppedWhileBlocked.exchange(false, ordering: .relaxed) { needCatchUp = true }
                 if needCatchUp { try await catchUp(&cp) }
                 if inbox.count == 0 { await settle() }
@@ -260,6 +272,19 @@ public final class StreamConsumer: Sendable {
         droppedWhileBlocked.store(true, ordering: .relaxed)
     }
 
+    /// Forgets the heads seen (after a rewound producer: the old ones are of a lost history).
+    func resetHead(_ h: Int64) {
+        headSeen.store(h, ordering: .relaxed)
+        telemetry.gauge("chronir_events_lag", [("stream", stream)]).record(max(0, h - checkpoint))
+    }
+
+    /// Asks the producer for its head; behind `cp`, the stream was rewound (``waitWhileRewound(head:_:)``).
+    private func checkRewound(_ cp: inout Int64) async throws {
+        let after = cp
+        let batch = try await retrying("replay") { try await self.replaySource.replay(stream: self.stream, after: after, limit: 1) }
+        if batch.head < cp { try await waitWhileRewound(head: batch.head, &cp) }
+    }
+
     private func noteHead(_ h: Int64) {
         var current = headSeen.load(ordering: .relaxed)
         while h > current {
@@ -287,6 +312,10 @@ public final class StreamConsumer: Sendable {
                 try await self.replaySource.replay(stream: self.stream, after: after, limit: self.batchLimit)
             }
             noteHead(batch.head)
+            if batch.head < cp {
+                try await waitWhileRewound(head: batch.head, &cp)
+                continue
+            }
             if batch.firstAvailable > cp + 1, batch.events.first.map({ $0.seq > cp + 1 }) ?? (batch.head > cp) {
                 let to = (batch.events.first?.seq ?? batch.firstAvailable) - 1
                 telemetry.logger.error("events lost past the producer's retention; skipping",
@@ -337,6 +366,19 @@ public final class StreamConsumer: Sendable {
                 telemetry.counter("chronir_events_applied_total", [("stream", stream)]).increment(by: events.count)
                 return
             } catch let moved as CheckpointMoved {
+                // Ahead: another replica applied these. Behind: this consumer's database went
+                // back (a restore, a failover that lost commits) or an operator set it back;
+                // what it holds is the truth, and the events after it are applied again from
+                // the producer rather than skipped.
+                if moved.current < cp {
+                    telemetry.logger.warning("the stored checkpoint went back; applying again from it",
+                                             metadata: ["stream": "\(stream)", "checkpoint": "\(cp)", "stored": "\(moved.current)"])
+                    telemetry.counter("chronir_consumer_checkpoint_rewinds_total", [("stream", stream)]).increment()
+                    cp = moved.current
+                    applied.store(cp, ordering: .relaxed)
+                    droppedWhileBlocked.store(true, ordering: .relaxed)
+                    return
+                }
                 cp = max(cp, moved.current)
                 applied.store(cp, ordering: .relaxed)
                 return

@@ -157,6 +157,9 @@ final class LiveHub: EventApplier, Service {
         }
     }
 
+    /// Live streams carry the moment only (the inbox is the record): a rewound stream is followed.
+    var followsRewinds: Bool { true }
+
     func checkpoint(stream: String) async throws -> Int64 {
         if let s = start.withLock({ $0 }) { return s }
         let head = try await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)).head

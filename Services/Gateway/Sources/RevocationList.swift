@@ -28,6 +28,9 @@ final class RevocationList: EventApplier {
         revoked.withLock { $0[session] != nil }
     }
 
+    /// Revocations are kept in memory as they came: a rewound accounts stream is followed.
+    var followsRewinds: Bool { true }
+
     func checkpoint(stream: String) async throws -> Int64 {
         if let s = start.withLock({ $0 }) { return s }
         let snapshot = try await accounts.call(AccountsMethods.Revocations.self, Empty(), timeout: .seconds(3))
