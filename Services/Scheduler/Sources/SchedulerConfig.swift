@@ -39,6 +39,11 @@ public struct SchedulerConfig: ServiceConfig {
     /// failpoint): the n-th fire transaction that passed its lease check stops the process
     /// (SIGSTOP) while it holds the lease rows.
     public var stopInFire: CrashFailpoint?
+    /// Fault tests only (`CHRONIR_FAILPOINT_CLOCK_BEHIND`, a duration; default 0): the scheduler
+    /// reads its host's clock this much behind, as a host whose clock is off would.
+    public var clockBehind: Duration = .zero
+    /// How often the offset to the database's clock is measured (`CHRONIR_CLOCK_CHECK_INTERVAL`, 10 s).
+    public var clockCheck: Duration
     /// The services the scheduler's replicas push their events to, on those services' request
     /// sockets (`CHRONIR_SCHEDULER_PUSH_TO`, comma-separated service names, default
     /// `notifications,alarms`); an unknown name is refused.
@@ -58,6 +63,8 @@ public struct SchedulerConfig: ServiceConfig {
         sweep = try e.duration("CHRONIR_SWEEP_INTERVAL", .seconds(5))
         sweepLag = try e.duration("CHRONIR_SWEEP_LAG", .seconds(2))
         lead = try e.duration("CHRONIR_FIRE_LEAD", .seconds(10))
+        clockBehind = try e.duration("CHRONIR_FAILPOINT_CLOCK_BEHIND", .zero)
+        clockCheck = try e.duration("CHRONIR_CLOCK_CHECK_INTERVAL", .seconds(10))
         if e.optional("CHRONIR_FAILPOINT_STOP_IN_FIRE") != nil {
             stopInFire = CrashFailpoint(after: try e.int("CHRONIR_FAILPOINT_STOP_IN_FIRE", 1, in: 1...1_000_000), signal: SIGSTOP)
         }

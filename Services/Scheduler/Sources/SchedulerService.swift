@@ -24,7 +24,10 @@ public enum SchedulerService {
         let consumers = try config.pushTo.map { try runtime.rpcClient(to: $0) }
         let outbox = try runtime.makeOutbox(database: database, sink: PushEventSink(clients: consumers, telemetry: runtime.telemetry), router: &router)
         let store = TimerStore(database: database, config: config, outbox: outbox.writer, instance: runtime.instance)
-        let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry)
+        let clock = SchedulerClock(database: database, telemetry: runtime.telemetry, interval: config.clockCheck, behind: config.clockBehind)
+        // The offset is known before the first fire.
+        try? await clock.measure()
+        let engine = FireEngine(store: store, config: config, telemetry: runtime.telemetry, clock: clock)
         let leaseStore = LeaseStore(database: database, config: config, instance: runtime.instance, logger: runtime.logs.logger("leases"))
         let leases = LeaseManager(store: leaseStore, stats: { engine.statsJSON() }) { acquired, lost in
             engine.partitionsChanged(acquired: acquired, lost: lost)
@@ -34,6 +37,7 @@ public enum SchedulerService {
             to: .alarms, handlers: AlarmsEventHandlers(store: store, outbox: outbox.writer, engine: engine).handlers, database: database, wakes: outbox.writer)
         parts.services.append(outbox.relay)
         parts.services.append(alarms.subscriber)
+        parts.services.append(clock)
         parts.services.append(engine)
         parts.services.append(leases)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))

@@ -26,12 +26,17 @@ final class FireEngine: Service, Sendable {
     private let sweepRequested = Atomic<Bool>(false)
     private let firing = Atomic<Int>(0)
 
-    init(store: TimerStore, config: SchedulerConfig, telemetry: Telemetry) {
+    /// The time fires are due by (the database's, ``SchedulerClock``).
+    private let clock: SchedulerClock
+
+    init(store: TimerStore, config: SchedulerConfig, telemetry: Telemetry, clock: SchedulerClock? = nil) {
         self.store = store
         self.config = config
         self.telemetry = telemetry
+        let clock = clock ?? SchedulerClock(database: nil, telemetry: telemetry)
+        self.clock = clock
         self.inFlight = AsyncSemaphore(config.concurrency)
-        self.wheel = Mutex(TimingWheel(now: nowMilliseconds(), tick: max(1, config.tick.milliseconds)))
+        self.wheel = Mutex(TimingWheel(now: clock.now(), tick: max(1, config.tick.milliseconds)))
     }
 
     /// Timers held in memory.
@@ -78,11 +83,11 @@ final class FireEngine: Service, Sendable {
 
     private func tickLoop() async {
         while !Task.isCancelled {
-            let now = nowMilliseconds()
+            let now = clock.now()
             let dueNow = wheel.withLock { $0.advance(to: now) }
             if !dueNow.isEmpty { await fire(dueNow.map { WheelKey(raw: $0.key) }, missed: []) }
             let next = wheel.withLock { $0.nextExpiration } ?? (now + 1000)
-            let wait = max(1, min(next - nowMilliseconds(), 1000))
+            let wait = max(1, min(next - clock.now(), 1000))
             await due.wait(timeout: .milliseconds(wait))
         }
     }
@@ -116,9 +121,9 @@ final class FireEngine: Service, Sendable {
         for attempt in 0..<8 {
             if Task.isCancelled { return }  // shutting down: the timers stay pending for the next owner
             do {
-                let result = try await withDeadline(config.leaseDuration) { [store] in try await store.fire(ids: ids, owned: owned, missed: missed) }
+                let result = try await withDeadline(config.leaseDuration) { [store, clock] in try await store.fire(ids: ids, owned: owned, missed: missed, now: clock.date()) }
                 if result.fenced { requestSweep() }
-                let now = nowMilliseconds()
+                let now = clock.now()
                 lateness.withLock { w in for f in result.fired { w.record(now - f.due) } }
                 for f in result.fired {
                     telemetry.timer("chronir_scheduler_fire_lateness_seconds", [("kind", f.kind)]).recordMilliseconds(now - f.due)
@@ -147,7 +152,7 @@ final class FireEngine: Service, Sendable {
             do {
                 if lastSeen.load(ordering: .relaxed) < 0 {
                     lastSeen.store(try await store.maxTimerID(), ordering: .relaxed)
-                    loadedUntil.store(nowMilliseconds() + config.horizon.milliseconds, ordering: .relaxed)
+                    loadedUntil.store(clock.now() + config.horizon.milliseconds, ordering: .relaxed)
                 }
                 try await takeOver()
                 try await loadNew()
@@ -194,7 +199,7 @@ final class FireEngine: Service, Sendable {
     private func topUp() async throws {
         let parts = Array(owned.withLock { $0.keys })
         let from = loadedUntil.load(ordering: .relaxed)
-        let until = nowMilliseconds() + config.horizon.milliseconds
+        let until = clock.now() + config.horizon.milliseconds
         guard until > from else { return }
         if !parts.isEmpty {
             let (start, end) = (Date(timeIntervalSince1970: Double(from) / 1000), Date(timeIntervalSince1970: Double(until) / 1000))
@@ -215,13 +220,13 @@ final class FireEngine: Service, Sendable {
         guard !parts.isEmpty else { return }
         do {
             // Overdue means past the instant it should have fired at: its due instant less its lead.
-            let cutoff = nowMilliseconds() - config.sweepLag.milliseconds
+            let cutoff = clock.now() - config.sweepLag.milliseconds
             let until = Date(timeIntervalSince1970: Double(cutoff + config.lead.milliseconds) / 1000)
             let overdue = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: parts, from: nil, until: until) }
                 .filter { $0.due - config.lead(ofKind: $0.kind) < cutoff }
             guard !overdue.isEmpty else { return }
             telemetry.logger.info("sweeping overdue timers", metadata: ["timers": "\(overdue.count)"])
-            let graceStart = nowMilliseconds() - config.grace.milliseconds
+            let graceStart = clock.now() - config.grace.milliseconds
             let tooOld = Set(overdue.filter { $0.due < graceStart && $0.kind != "missed" }.map(\.id))
             await fire(overdue.map { WheelKey(id: $0.id, partition: $0.partition) }, missed: tooOld)
         } catch {
@@ -238,7 +243,7 @@ final class FireEngine: Service, Sendable {
             return c
         }
         guard !taken.isEmpty else { return }
-        let now = nowMilliseconds()
+        let now = clock.now()
         let until = Date(timeIntervalSince1970: Double(loadedUntil.load(ordering: .relaxed)) / 1000)
         let timers: [TimerStore.Pending]
         do {

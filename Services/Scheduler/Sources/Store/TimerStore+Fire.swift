@@ -22,7 +22,8 @@ extension TimerStore {
     /// (a newer owner fences it out); the timers are deleted as they fire;
     /// `fires` has one row per alarm, kind, occurrence, offset and snooze (a duplicate inserts
     /// nothing and announces nothing). `missed` marks overdue fires past the grace window.
-    func fire(ids: [Int64], owned: [Int: Int64], missed: Set<Int64> = []) async throws -> FireResult {
+    /// `now`: the scheduler's time (``SchedulerClock``), recorded as `fired_at`.
+    func fire(ids: [Int64], owned: [Int: Int64], missed: Set<Int64> = [], now: Date = Date()) async throws -> FireResult {
         guard !ids.isEmpty, !owned.isEmpty else { return FireResult(skipped: ids.count) }
         let parts = owned.keys.sorted().map(Int32.init)
         let epochs = owned.keys.sorted().map { owned[$0]! }
@@ -63,7 +64,6 @@ extension TimerStore {
             due.sort { ($0.due, $0.id) < ($1.due, $1.id) }
             // Each fire's event id is recorded with it, so a fire announced early can be withdrawn.
             let eventIDs = due.map { _ in UUIDv7.string() }
-            let now = Date()
             let t1 = ContinuousClock.now
             let inserted = try await c.query("""
                 INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance,
