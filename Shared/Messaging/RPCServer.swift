@@ -30,6 +30,10 @@ public final class RPCServer: Service, Sendable {
     private let idempotency = IdempotencyCache()
     private let maxFrameBytes: Int
     private let maxConcurrent: Int
+    /// Callers' clock offsets, to read their deadlines on this server's clock.
+    private let clockOffsets = PeerClockOffsets()
+    /// The offset last logged per caller (a change of more than a second is logged again).
+    private let loggedOffsets = Mutex<[String: Int64]>([:])
     private let inFlight = Atomic<Int>(0)
     private let accepting = Atomic<Bool>(false)
     private let drained = Mutex<CheckedContinuation<Void, Never>?>(nil)
@@ -156,6 +160,19 @@ public final class RPCServer: Service, Sendable {
         }
     }
 
+    /// Logs a caller whose clock is off from this server's, once per change of a second or more.
+    private func noteOffset(source: String, _ offset: Int64) {
+        let changed = loggedOffsets.withLock { logged -> Bool in
+            if let last = logged[source], abs(last - offset) < 1_000 { return false }
+            if logged.count >= PeerClockOffsets.maxCallers { logged.removeAll() }
+            logged[source] = offset
+            return true
+        }
+        guard changed else { return }
+        telemetry.logger.warning("a caller's clock is off from this server's; its deadlines are read with the offset",
+                                 metadata: ["source": "\(source)", "offsetMs": "\(offset)"])
+    }
+
     private func accept(_ message: ReceivedMessage) -> Accepted? {
         // A routing id, the envelope, and with ``EnvelopeHeader/attachment`` the raw bytes.
         guard (2...3).contains(message.frames.count) else {
@@ -187,8 +204,12 @@ public final class RPCServer: Service, Sendable {
             reply(to: identity, error: ServiceError(.messageInvalid, "malformed request: \(why)"), correlationId: request.id, layout: layout)
             return nil
         }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // The deadline is by the caller's clock: read on this one (``PeerClockOffsets``).
+        let offset = clockOffsets.observe(source: request.source, sentAt: request.occurredAt, receivedAt: now)
+        if offset != 0 { noteOffset(source: request.source, offset) }
         if let deadline = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init),
-           deadline < Int64(Date().timeIntervalSince1970 * 1000) {
+           deadline + offset < now {
             telemetry.counter("chronir_messages_rejected_total", [("reason", "expired"), ("socket", "rpc-server")]).increment()
             telemetry.logger.debug("dropped a request past its deadline", metadata: ["type": "\(request.type)", "id": "\(request.id)"])
             return nil
