@@ -115,12 +115,17 @@ struct NumberedAtCommitTests {
         }
     }
 
-    @Test("under concurrent writers a reader never sees a number committed before a lower one: the numbers are dense in every snapshot")
+    /// As production runs it (issue 58: this ran with no relay and with the test server's
+    /// `synchronous_commit=off`): a relay sending from memory while the writers commit, and each
+    /// commit waiting for its WAL flush, so the lock on the stream row is released only after it.
+    @Test("under concurrent writers a reader never sees a number committed before a lower one: the numbers are dense in every snapshot, and the relay sends them in order")
     func denseInEverySnapshot() async throws {
         let url = try await TestDatabase.create("atcommitdense")
         try await withDatabase(url: url, schema: "producer") { db in
             _ = try await Migrator(database: db).migrate([OutboxSchema.migration])
-            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: nil)
+            let sink = Captured()
+            let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding(), batchSize: 16)
+            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay)
             let probe = Probe()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -133,11 +138,18 @@ struct NumberedAtCommitTests {
                         probe.reads.add(1, ordering: .relaxed)
                     }
                 }
+                group.addTask {
+                    while probe.writing.load(ordering: .relaxed) {
+                        if try await relay.relayBatch() == 0 { try await Task.sleep(for: .milliseconds(2)) }
+                    }
+                }
                 try await withThrowingTaskGroup(of: Void.self) { writers in
                     for w in 0..<6 {
                         writers.addTask {
                             for k in 0..<30 {
                                 try await db.transaction { c in
+                                    try await c.query("SET LOCAL synchronous_commit = on", logger: db.logger)
+                                    #expect(try await c.query("SHOW synchronous_commit", logger: db.logger).first(String.self) == "on")
                                     let n = w * 100 + k
                                     try await writer.append(Self.envelopes(n...n), on: c)
                                     // Work after the append: the numbering still waits for the end.
@@ -155,6 +167,9 @@ struct NumberedAtCommitTests {
             #expect(probe.holes.load(ordering: .relaxed) == 0)
             let seqs = try await Self.rows(db).compactMap(\.seq).sorted()
             #expect(seqs == (1...180).map(Int64.init))
+            while try await relay.relayBatch() > 0 {}
+            let sent = RelayBodyCacheTests.published(sink).map(\.seq)
+            #expect(sent == (1...180).map(Int64.init), "the relay sent \(sent.count) events, out of order or with gaps")
         }
     }
 }
