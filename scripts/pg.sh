@@ -2,6 +2,8 @@
 # A throwaway local PostgreSQL cluster for `make run` and `make test`.
 #   scripts/pg.sh start DIR PORT [fast]   create (if needed) and start a cluster in DIR on 127.0.0.1:PORT
 #   scripts/pg.sh stop DIR                stop it (fast shutdown)
+#   scripts/pg.sh restart DIR [immediate] restart it with its options (fast shutdown, or immediate:
+#                                         a crash, recovered from the WAL at start)
 #   scripts/pg.sh url PORT                print the admin URL
 # PostgreSQL refuses to run as root: as root the cluster runs as the `postgres` system user.
 # "fast" turns off fsync (tests only: a crash of the machine may lose the test cluster).
@@ -52,6 +54,11 @@ stop)
     bin=$(pg_bin)
     [ -f "$dir/PG_VERSION" ] || exit 0
     as_pg "$bin/pg_ctl" -D "$dir" -m fast -w stop >/dev/null 2>&1 || true
+    ;;
+restart)
+    dir=${2:?data directory}; how=${3:-fast}
+    bin=$(pg_bin)
+    as_pg "$bin/pg_ctl" -D "$dir" -m "$how" -w -t 60 restart >/dev/null
     ;;
 url)
     echo "postgres://postgres@127.0.0.1:${2:?port}/postgres"

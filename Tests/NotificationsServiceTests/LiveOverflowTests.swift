@@ -39,15 +39,7 @@ struct LiveOverflowTests {
             defer { Task { await client.close() } }
             #expect(await eventually { client.connected.withLock { $0 } })
             // One fire every 60 ms from 1 s on, each its own item; the writer takes 250 ms per item.
-            try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
-                try await db.query("""
-                    WITH old AS (DELETE FROM timers WHERE alarm_id = ANY(\(ids)) AND kind = 'fire' RETURNING *)
-                    INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
-                    SELECT partition, alarm_id, kind, occurrence_at,
-                        date_trunc('milliseconds', now()) + make_interval(secs => 1 + 0.06 * array_position(\(ids)::text[], alarm_id)),
-                        offset_minutes, snooze_count FROM old
-                    """)
-            }
+            try await s.staggerFires(ids, after: 1, every: 0.06)
             let fired = { () async throws -> [Int64] in
                 try await withDatabase(url: s.databaseURL, schema: "notifications") { db in
                     try await db.query("SELECT id FROM inbox WHERE user_id = \(u.uid) AND type = 'alarm_fired' ORDER BY id").all(Int64.self)

@@ -33,15 +33,7 @@ struct LiveResumeRaceTests {
             for id in ids { try await s.awaitFireTimer(id) }
             // The fires come due one every 100 ms, from 2 s on, announced at their instant (no
             // lead): each inbox row is committed while the client comes and goes.
-            try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
-                try await db.query("""
-                    WITH old AS (DELETE FROM timers WHERE alarm_id = ANY(\(ids)) AND kind = 'fire' RETURNING *)
-                    INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
-                    SELECT partition, alarm_id, kind, occurrence_at,
-                        date_trunc('milliseconds', now()) + make_interval(secs => 2 + 0.1 * array_position(\(ids)::text[], alarm_id)),
-                        offset_minutes, snooze_count FROM old
-                    """)
-            }
+            try await s.staggerFires(ids, after: 2, every: 0.1)
 
             var random = SeededRandom.forTest("LiveResumeRaceTests.reconnectsDuringFires")
             let seed = random.seed

@@ -22,11 +22,6 @@ struct OutboxRetentionTests {
         return (env.merging(extra) { $1 }, rpc, pub)
     }
 
-    func scalar(_ url: String, _ schema: String, _ sql: String) async -> Int? {
-        try? await withDatabase(url: url, schema: schema) { db in
-            try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
-        }
-    }
 
     @Test("published rows older than the retention are deleted; a consumer that needs them skips to firstAvailable and applies the rest once")
     func replayPastRetention() async throws {

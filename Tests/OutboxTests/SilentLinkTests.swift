@@ -48,11 +48,6 @@ struct SilentLinkTests {
         silent.terminate()
     }
 
-    func scalar(_ url: String, _ schema: String, _ sql: String) async -> Int? {
-        try? await withDatabase(url: url, schema: schema) { db in
-            try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
-        }
-    }
 
     @Test("a consumer whose PUB link is a black hole hears nothing for CHRONIR_CONSUMER_SILENCE, asks the producer and applies every event once")
     func silentConsumerAsks() async throws {

@@ -11,11 +11,6 @@ import Testing
 /// Now it stops and alerts; an operator's new checkpoint lets it go on. Real processes.
 @Suite("Rewound streams", .serialized)
 struct StreamRewindTests {
-    func scalar(_ url: String, _ schema: String, _ sql: String) async -> Int? {
-        try? await withDatabase(url: url, schema: schema) { db in
-            try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
-        }
-    }
 
     @Test("the producer loses events 5…10 the consumer applied and numbers new ones from 5: the consumer stops and says so; set back to 4, it applies the new ones once")
     func rewoundProducerStopsConsumer() async throws {

@@ -23,6 +23,21 @@ extension TestSuite {
         }
     }
 
+    /// Moves the fire timers of `alarmIds` to come due one every `every` seconds from `after`
+    /// seconds on, in the order given (the first at `after` + `every`).
+    func staggerFires(_ alarmIds: [String], after: Double, every: Double) async throws {
+        try await withDatabase(url: databaseURL, schema: "scheduler") { db in
+            try await db.query("""
+
+                WITH old AS (DELETE FROM timers WHERE alarm_id = ANY(\(alarmIds)) AND kind = 'fire' RETURNING *)
+                INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
+                SELECT partition, alarm_id, kind, occurrence_at,
+                    date_trunc('milliseconds', now()) + make_interval(secs => \(after) + \(every) * array_position(\(alarmIds)::text[], alarm_id)),
+                    offset_minutes, snooze_count FROM old
+                """)
+        }
+    }
+
     /// When the scheduler recorded the alarm's fire, once it has.
     func firedAt(_ alarmId: String) async throws -> Date? {
         try await withDatabase(url: databaseURL, schema: "scheduler") {

@@ -73,6 +73,14 @@ public func withDatabase<T: Sendable>(url: String, schema: String, _ body: (Data
     }
 }
 
+/// The first column of the first row of `sql` on `url`/`schema` as an integer; nil when there
+/// is none or the database does not answer (for polling with ``eventually(timeout:every:_:)``).
+public func scalar(_ url: String, _ schema: String, _ sql: String) async -> Int? {
+    try? await withDatabase(url: url, schema: schema) { db in
+        try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
+    }
+}
+
 /// Polls `condition` until it holds or `timeout` passes; returns whether it held.
 public func eventually(timeout: Duration = .seconds(10), every: Duration = .milliseconds(50),
                        _ condition: () async throws -> Bool) async rethrows -> Bool {

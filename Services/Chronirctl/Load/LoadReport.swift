@@ -46,6 +46,8 @@ struct LoadReport: Codable, Sendable {
         var receivedFirePushes: Int
         var lostFirePushes: Int
         var duplicateFirePushes: Int
+        /// Fire pushes that arrived before their instant (more than 50 ms).
+        var earlyFirePushes: Int = 0
         var completions: Int
         var failedCompletions: Int
         var expectedCompletionPushes: Int
@@ -96,6 +98,7 @@ struct LoadReport: Codable, Sendable {
         if p.plannedAlarms == 0 { out.append("no alarm was planned inside the window") }
         if p.lostFirePushes > 0 { out.append("\(p.lostFirePushes) fire pushes lost") }
         if p.duplicateFirePushes > 0 { out.append("\(p.duplicateFirePushes) fire pushes duplicated") }
+        if p.earlyFirePushes > 0 { out.append("\(p.earlyFirePushes) fire pushes arrived before their instant") }
         if p.lostCompletionPushes > 0 { out.append("\(p.lostCompletionPushes) completion pushes lost") }
         if p.duplicateCompletionPushes > 0 { out.append("\(p.duplicateCompletionPushes) completion pushes duplicated") }
         if p.failedCompletions > 0 { out.append("\(p.failedCompletions) completions failed") }

@@ -267,6 +267,7 @@ final class LoadRunner: Sendable {
             fireLatenessMs: s.fireLateness.summary, completionFanOutMs: s.fanOut.summary,
             pushes: .init(plannedAlarms: t.plannedAlarms, expectedFirePushes: t.expectedFires, receivedFirePushes: t.receivedFires,
                           lostFirePushes: t.expectedFires - t.receivedFires, duplicateFirePushes: t.duplicateFires,
+                          earlyFirePushes: t.earlyFires,
                           completions: t.completions, failedCompletions: t.completionsFailed,
                           expectedCompletionPushes: t.expectedCompletionPushes, receivedCompletionPushes: t.receivedCompletionPushes,
                           lostCompletionPushes: t.expectedCompletionPushes - t.receivedCompletionPushes,

@@ -20,6 +20,9 @@ final class PushTracker: Sendable {
         var plannedCompletions = 0
         var expectedFires = 0
         var fires: [String: Int] = [:]
+        /// First fire pushes that arrived before their instant (by more than the 50 ms the
+        /// clocks of one machine may disagree by); nothing may ring early.
+        var earlyFires = 0
         var completionsStarted: [String: Date] = [:]
         var completionsRecorded = 0
         var completionsFailed = 0
@@ -68,6 +71,7 @@ final class PushTracker: Sendable {
                 s.fires[key, default: 0] += 1
                 guard s.fires[key] == 1 else { return nil }
                 if s.firstFireAt == nil { s.firstFireAt = at }
+                if at.timeIntervalSince(occurrence) < -0.05 { s.earlyFires += 1 }
                 recorder.fire(lateness: at.timeIntervalSince(occurrence), due: occurrence)
                 return planned.completer == user ? (alarm, occurrence) : nil
             case "alarm_completed":
@@ -109,6 +113,7 @@ final class PushTracker: Sendable {
         var expectedFires: Int
         var receivedFires: Int
         var duplicateFires: Int
+        var earlyFires: Int = 0
         var completions: Int
         var completionsFailed: Int
         var expectedCompletionPushes: Int
@@ -133,7 +138,7 @@ final class PushTracker: Sendable {
     var tally: Tally {
         state.withLock { s in
             Tally(plannedAlarms: s.alarms.count, plannedCompletions: s.plannedCompletions, expectedFires: s.expectedFires, receivedFires: s.fires.count,
-                  duplicateFires: s.fires.values.reduce(0) { $0 + max(0, $1 - 1) },
+                  duplicateFires: s.fires.values.reduce(0) { $0 + max(0, $1 - 1) }, earlyFires: s.earlyFires,
                   completions: s.completionsRecorded, completionsFailed: s.completionsFailed,
                   expectedCompletionPushes: s.expectedCompletionPushes, receivedCompletionPushes: s.completionPushes.count,
                   duplicateCompletionPushes: s.completionPushes.values.reduce(0) { $0 + max(0, $1 - 1) },
