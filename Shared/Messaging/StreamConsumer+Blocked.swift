@@ -69,6 +69,7 @@ extension StreamConsumer {
             if isStopped { throw CancellationError() }
             dropLiveInputs()
             guard let stored = try? await applier.checkpoint(stream: stream), stored != baseline else { continue }
+            applier.forgetUnwritten(stream: stream)
             cp = stored
             storeApplied(cp)
             resetHead(head)

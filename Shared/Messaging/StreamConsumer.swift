@@ -35,11 +35,16 @@ public protocol EventApplier: Sendable {
     /// of the stream but the moment (the gateway's live streams). Default false: durable
     /// effects of the lost history need a decision (``StreamConsumer`` stops and alerts).
     var followsRewinds: Bool { get }
+    /// Forgets what the applier keeps in memory of `stream` past its stored checkpoint (skips
+    /// not written yet): called when the consumer takes a stored checkpoint lower than its own
+    /// (a rewind set by an operator, a restored database), which that memory must not overwrite.
+    func forgetUnwritten(stream: String)
 }
 
 extension EventApplier {
     public func settle(stream: String) async throws {}
     public var followsRewinds: Bool { false }
+    public func forgetUnwritten(stream: String) {}
 }
 
 /// Thrown by an applier when a handler failed in a way that retrying will not change (the
@@ -374,6 +379,7 @@ public final class StreamConsumer: Sendable {
                     telemetry.logger.warning("the stored checkpoint went back; applying again from it",
                                              metadata: ["stream": "\(stream)", "checkpoint": "\(cp)", "stored": "\(moved.current)"])
                     telemetry.counter("chronir_consumer_checkpoint_rewinds_total", [("stream", stream)]).increment()
+                    applier.forgetUnwritten(stream: stream)
                     cp = moved.current
                     applied.store(cp, ordering: .relaxed)
                     droppedWhileBlocked.store(true, ordering: .relaxed)

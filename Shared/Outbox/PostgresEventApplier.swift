@@ -95,6 +95,10 @@ public final class PostgresEventApplier: EventApplier {
         written(stream, through: skipped.through)
     }
 
+    public func forgetUnwritten(stream: String) {
+        unwritten.withLock { $0[stream] = nil }
+    }
+
     public func checkpoint(stream: String) async throws -> Int64 {
         try await database.query("SELECT seq FROM consumer_checkpoints WHERE stream = \(stream)").first(Int64.self) ?? 0
     }

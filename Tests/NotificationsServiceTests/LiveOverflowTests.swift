@@ -20,7 +20,9 @@ struct LiveOverflowTests {
         try await withTestSuite(label: "live-overflow", start: { s in
             try s.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
             try s.start("alarms", migrations: AlarmsService.migrations, extra: ["CHRONIR_ALARM_CREATIONS_PER_MINUTE": "1000"], build: AlarmsService.build)
-            try s.startGateway(extra: ["CHRONIR_LIVE_BUFFER": "2", "CHRONIR_FAILPOINT_LIVE_WRITE_DELAY": "250ms"])
+            // Pings every 100 ms: the buffer also holds pings ahead of the first notification, so
+            // the resync must start from the oldest notification it took, not the one it refused.
+            try s.startGateway(extra: ["CHRONIR_LIVE_BUFFER": "2", "CHRONIR_FAILPOINT_LIVE_WRITE_DELAY": "250ms", "CHRONIR_SSE_PING": "100ms"])
             try s.start("scheduler", migrations: SchedulerService.migrations,
                         extra: ["CHRONIR_SCHEDULER_PARTITIONS": "16", "CHRONIR_FIRE_LEAD": "0s"], build: SchedulerService.build)
             try s.startNotifications(push)

@@ -20,6 +20,9 @@ final class LiveConnection: Sendable {
 
     /// The smallest notification id the full buffer refused since the last call, or nil: the
     /// writer then reads the inbox from there (every refused id is newer than all the buffer holds).
+    /// The first notification id the buffer took (nil: none yet).
+    var firstAccepted: Int64? { sink.firstAccepted.withLock { $0 } }
+
     func takeDropped() -> Int64? {
         sink.dropped.withLock { d in
             defer { d = nil }

@@ -29,6 +29,9 @@ final class LiveHub: EventApplier, Service {
         /// The smallest notification id refused since the writer last looked (the buffer was
         /// full): the writer reads the inbox from there instead of losing the rest.
         let dropped = Mutex<Int64?>(nil)
+        /// The first notification id the buffer took: where a resync starts when the writer has
+        /// sent nothing yet (what the buffer holds then is older than what it refused).
+        let firstAccepted = Mutex<Int64?>(nil)
 
         init(_ continuation: AsyncStream<Item>.Continuation) { self.continuation = continuation }
     }
@@ -236,9 +239,16 @@ final class LiveHub: EventApplier, Service {
             let targets = connections.withLock { Array(($0[user] ?? [:]).values) }
             let frames = byUser[user]!
             for c in targets {
-                guard case .dropped = c.continuation.yield(.notifications(frames)), let first = frames.first?.id else { continue }
-                c.dropped.withLock { $0 = min($0 ?? first, first) }
-                telemetry.counter("chronir_gateway_live_frames_dropped_total").increment(by: frames.count)
+                guard let first = frames.first?.id else { continue }
+                switch c.continuation.yield(.notifications(frames)) {
+                case .dropped:
+                    c.dropped.withLock { $0 = min($0 ?? first, first) }
+                    telemetry.counter("chronir_gateway_live_frames_dropped_total").increment(by: frames.count)
+                case .enqueued:
+                    c.firstAccepted.withLock { if $0 == nil { $0 = first } }
+                default:
+                    break
+                }
             }
             reached[user] = targets.count
         }

@@ -87,7 +87,7 @@ public enum ServiceHost {
         if migrations != nil {
             var config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
             config.connectTimeout = try runtime.environment.duration("CHRONIR_DB_CONNECT_TIMEOUT", .seconds(10))
-            let statementTimeout = try runtime.environment.duration("CHRONIR_DB_STATEMENT_TIMEOUT", .seconds(60))
+            let statementTimeout = try runtime.environment.duration("CHRONIR_DB_STATEMENT_TIMEOUT", .seconds(300))
             config.statementTimeout = statementTimeout > .zero ? statementTimeout : nil
             database = try Database(config: config, logger: runtime.logs.logger("postgres"), eventLoopGroup: runtime.eventLoopGroup)
         }

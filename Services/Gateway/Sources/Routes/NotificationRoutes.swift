@@ -117,7 +117,9 @@ enum NotificationRoutes {
                 if let dropped = connection.takeDropped() {
                     g.telemetry.counter("chronir_gateway_live_resyncs_total").increment()
                     try await writer.write(ByteBuffer(string: ": resync\n\n"))
-                    try await catchUp(g, caller: caller, since: last == Int64.max ? dropped - 1 : last, last: &last, writer: &writer)
+                    // Nothing sent yet: from the oldest the buffer took, which it may still hold.
+                    let since = last == Int64.max ? min(connection.firstAccepted ?? dropped, dropped) - 1 : last
+                    try await catchUp(g, caller: caller, since: since, last: &last, writer: &writer)
                 }
             }
             try await writer.finish(nil)
