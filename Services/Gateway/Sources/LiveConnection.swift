@@ -1,17 +1,17 @@
-/// One live connection (`GET /v1/me/events`) registered with a ``LiveHub``: the notifications of
-/// its user arrive on ``stream``. It counts toward the user's cap (``LiveHub/perUser``) until it
+/// One live connection (`GET /v1/me/events`) registered with a ``LiveRouter``: the notifications of
+/// its user arrive on ``stream``. It counts toward the user's cap (``LiveRouter/perUser``) until it
 /// is closed or the last reference to it goes — so a response whose body never ran (the client
 /// left before the stream began) gives its place back too.
 final class LiveConnection: Sendable {
     let id: UInt64
     let user: String
     /// What the connection sends; it finishes when the connection is closed.
-    let stream: AsyncStream<LiveHub.Item>
-    private let hub: LiveHub
-    private let sink: LiveHub.Sink
+    let stream: AsyncStream<LiveRouter.Item>
+    private let router: LiveRouter
+    private let sink: LiveRouter.Sink
 
-    init(hub: LiveHub, id: UInt64, user: String, stream: AsyncStream<LiveHub.Item>, sink: LiveHub.Sink) {
-        self.hub = hub
+    init(router: LiveRouter, id: UInt64, user: String, stream: AsyncStream<LiveRouter.Item>, sink: LiveRouter.Sink) {
+        self.router = router
         self.id = id
         self.user = user
         self.stream = stream
@@ -32,10 +32,10 @@ final class LiveConnection: Sendable {
 
     /// Unregisters the connection (again is harmless).
     func close() {
-        hub.unregister(id, user: user)
+        router.unregister(id, user: user)
     }
 
     deinit {
-        hub.unregister(id, user: user)
+        router.unregister(id, user: user)
     }
 }

@@ -119,7 +119,12 @@ enum NotificationRoutes {
                     try await writer.write(ByteBuffer(string: ": resync\n\n"))
                     // Nothing sent yet: from the oldest the buffer took, which it may still hold.
                     let since = last == Int64.max ? min(connection.firstAccepted ?? dropped, dropped) - 1 : last
+                    let before = last
                     try await catchUp(g, caller: caller, since: since, last: &last, writer: &writer)
+                    g.telemetry.logger.notice("live stream: resynced from the inbox after a full buffer", metadata: [
+                        "user": "\(caller.uid)", "since": "\(since)", "refusedFrom": "\(dropped)",
+                        "sentUpTo": "\(last == Int64.max ? "none" : "\(last)")", "movedOn": "\(before != last)",
+                    ])
                 }
             }
             try await writer.finish(nil)
