@@ -63,7 +63,9 @@ until grep -q "API ready" "$out/suite.log"; do
     sleep 1
 done
 ctl=${CHRONIR_BIN_DIR:-$(swift build -c "$CHRONIR_BUILD_CONFIG" --show-bin-path)}/chronirctl
-"$ctl" load --url "$urls" --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
+# --check: the run fails (after its report) on any push lost, duplicated or misrouted against the
+# clients' inboxes, any failed completion, 5xx or unrecovered transport error.
+"$ctl" load --check --url "$urls" --trace-sample 0.01 --json-file "$out/report.json" "$@" 2> >(tee "$out/progress.log" >&2) > "$out/report.txt" &
 load=$!
 if [ "$replicas" -gt 1 ] || [ -n "$cpu" ] || [ -n "$perf" ]; then
     until grep -q "spike at" "$out/progress.log" 2>/dev/null; do kill -0 $load 2>/dev/null || break; sleep 1; done
@@ -89,8 +91,25 @@ if [ "$replicas" -gt 1 ]; then
         at=$((at + kill_every))
     done
 fi
-wait $load
+status=0
+wait $load || status=$?
 [ -z "$cpu" ] || wait $sampler
+# The gateways' live-stream counters (drops, resyncs, replays and gaps of their notifications
+# consumer), from each one's ops port, into the run's results. A counter not yet incremented is
+# absent (0). A replica killed during the run has lost its counters.
+{
+    echo "gateway live-stream counters at the end of the run:"
+    for k in $(seq 1 "${CHRONIR_REPLICAS:-1}"); do
+        ops=$((9100 + 10 * (k - 1)))
+        if metrics=$(curl -fsS --max-time 5 "http://127.0.0.1:$ops/metrics" 2>/dev/null); then
+            live=$(echo "$metrics" | grep -E '^chronir_gateway_live_|^chronir_(events|consumer)_[a-z_]+\{[^}]*stream="notifications"' || true)
+            if [ -n "$live" ]; then echo "$live" | sed "s/^/  gateway $k: /"
+            else echo "  gateway $k: no live-stream counter incremented (no drop, resync, replay or gap)"; fi
+        else
+            echo "  gateway $k: metrics unreachable on :$ops"
+        fi
+    done
+} > "$out/gateway-metrics.txt"
 if [ -n "$perf" ]; then
     wait $profiler
     # Summarised after the run (perf script is heavy), while the pid files still name the suite.
@@ -98,10 +117,15 @@ if [ -n "$perf" ]; then
 fi
 cat "$out/report.txt"
 echo "listen queue overflows during the run (TcpExtListenOverflows): $(( $(overflows) - overflows_before ))" | tee -a "$out/report.txt"
+tee -a "$out/report.txt" < "$out/gateway-metrics.txt"
 [ -z "$cpu" ] || cat "$out/cpu.txt"
 trace=$(python3 -c "import json; t=json.load(open('$out/report.json'))['sampledTraces']; print(next((x['traceId'] for x in t if x['operation']=='POST /v1/alarms'), t[0]['traceId'] if t else ''))")
 if [ -n "$trace" ]; then
     sleep 1
     echo "chronirctl trace $trace"
     "$ctl" trace "$trace" --files "$out"/traces/*.jsonl | tee "$out/trace.txt" | head -40
+fi
+if [ "$status" -ne 0 ]; then
+    echo "load-run: the load's check failed (exit $status): $(grep 'load check failed' "$out/progress.log" | tail -1)" >&2
+    exit "$status"
 fi

@@ -34,6 +34,7 @@ final class LiveListener: Sendable {
                onNotification: @escaping @Sendable (LiveNotification, Date) -> Void) {
         let t = Task { [self] in
             var lastId: Int?
+            var first = true
             // The fast decoder: Foundation's took a large share of the generator's CPU in a burst.
             let decoder = JSONCoding.decoder()
             while !Task.isCancelled {
@@ -41,7 +42,10 @@ final class LiveListener: Sendable {
                 var request = HTTPClientRequest(url: base + "/v1/me/events")
                 request.headers.add(name: "Authorization", value: "Bearer \(token())")
                 request.headers.add(name: "Accept", value: "text/event-stream")
-                if let lastId { request.headers.add(name: "Last-Event-ID", value: String(lastId)) }
+                // A reconnect resumes after the last id seen, or from the start of the inbox when
+                // nothing arrived yet (without a cursor, what was sent meanwhile would be missed).
+                if !first { request.headers.add(name: "Last-Event-ID", value: String(lastId ?? 0)) }
+                first = false
                 do {
                     let response = try await client.execute(request, timeout: .hours(4))
                     // An answer is not a transport failure: the gateway is up (a 503 while it

@@ -86,6 +86,25 @@ struct LoadReport: Codable, Sendable {
     var pushesPerSecond: Double
     var byMinute: [Minute]
     var sampledTraces: [SampledTrace]
+    /// The end-of-run audit against the suite's record (``LoadAudit``); when present, `pushes`'
+    /// expected, received, lost and duplicated counts are its own.
+    var audit: LoadAudit.Result?
+    /// The pushes as the generator tallied them while running (from its own answers; kept to compare).
+    var generatorPushes: Pushes?
+
+    /// Takes the audit's counts as the run's.
+    mutating func apply(_ a: LoadAudit.Result) {
+        generatorPushes = pushes
+        audit = a
+        pushes.expectedFirePushes = a.fire.expected
+        pushes.receivedFirePushes = a.fire.received
+        pushes.lostFirePushes = a.fire.lost
+        pushes.duplicateFirePushes = a.fire.duplicated
+        pushes.expectedCompletionPushes = a.completion.expected
+        pushes.receivedCompletionPushes = a.completion.received
+        pushes.lostCompletionPushes = a.completion.lost
+        pushes.duplicateCompletionPushes = a.completion.duplicated
+    }
 
     /// What breaks the guarantees: lost or duplicated pushes, failed completions, 5xx and
     /// transport errors of requests that were not sent again (a completion that met a killed
@@ -96,11 +115,16 @@ struct LoadReport: Codable, Sendable {
         let p = pushes
         var out: [String] = []
         if p.plannedAlarms == 0 { out.append("no alarm was planned inside the window") }
-        if p.lostFirePushes > 0 { out.append("\(p.lostFirePushes) fire pushes lost") }
-        if p.duplicateFirePushes > 0 { out.append("\(p.duplicateFirePushes) fire pushes duplicated") }
+        if let audit {
+            if audit.acceptedAlarms == 0 { out.append("the suite holds no alarm due inside the window") }
+            out += audit.problems
+        } else {
+            if p.lostFirePushes != 0 { out.append("\(p.lostFirePushes) fire pushes lost") }
+            if p.duplicateFirePushes > 0 { out.append("\(p.duplicateFirePushes) fire pushes duplicated") }
+            if p.lostCompletionPushes != 0 { out.append("\(p.lostCompletionPushes) completion pushes lost") }
+            if p.duplicateCompletionPushes > 0 { out.append("\(p.duplicateCompletionPushes) completion pushes duplicated") }
+        }
         if p.earlyFirePushes > 0 { out.append("\(p.earlyFirePushes) fire pushes arrived before their instant") }
-        if p.lostCompletionPushes > 0 { out.append("\(p.lostCompletionPushes) completion pushes lost") }
-        if p.duplicateCompletionPushes > 0 { out.append("\(p.duplicateCompletionPushes) completion pushes duplicated") }
         if p.failedCompletions > 0 { out.append("\(p.failedCompletions) completions failed") }
         if serverErrors > 0 { out.append("\(serverErrors) responses were 5xx") }
         let unrecovered = transportErrors - transportRetries
@@ -120,20 +144,53 @@ struct LoadReport: Codable, Sendable {
         rows += http.map { row($0.operation, $0.latencyMs) }
         out += Table.render(header: ["latency (ms)", "count", "p50", "p90", "p99", "p99.9", "max"], rows: rows) + "\n\n"
         let p = pushes
-        out += Table.render(header: ["pushes", "expected", "received", "lost", "duplicated"], rows: [
-            ["fire", String(p.expectedFirePushes), String(p.receivedFirePushes), String(p.lostFirePushes), String(p.duplicateFirePushes)],
-            ["completion", String(p.expectedCompletionPushes), String(p.receivedCompletionPushes), String(p.lostCompletionPushes),
-             String(p.duplicateCompletionPushes)],
-        ]) + "\n"
+        if let a = audit {
+            // Expected from the alarms the suite holds (members as they fired); received and lost
+            // per client against its own inbox.
+            func kind(_ name: String, _ k: LoadAudit.Kind) -> [String] {
+                let counts: [Int] = [k.expected, k.received, k.lost, k.duplicated, k.inInbox, k.lostOnStream, k.notInInbox, k.unexpected]
+                return [name] + counts.map { String($0) }
+            }
+            out += Table.render(header: ["pushes", "expected", "received", "lost", "duplicated", "in inbox", "lost on stream", "not in inbox",
+                                         "unexpected"],
+                                rows: [kind("fire", a.fire), kind("completion", a.completion)]) + "\n"
+            out += "audit: \(a.acceptedAlarms) alarms accepted for the window (planned but not accepted \(a.plannedNotAccepted), "
+            out += "accepted but not heard \(a.acceptedNotPlanned)); misrouted frames \(a.misrouted)\n"
+            for e in a.examples { out += "  \(e)\n" }
+            if let g = generatorPushes {
+                out += "as the generator tallied while running: fire \(g.expectedFirePushes) expected, \(g.receivedFirePushes) received; "
+                out += "completion \(g.expectedCompletionPushes) expected, \(g.receivedCompletionPushes) received\n"
+            }
+        } else {
+            out += Table.render(header: ["pushes", "expected", "received", "lost", "duplicated"], rows: [
+                ["fire", String(p.expectedFirePushes), String(p.receivedFirePushes), String(p.lostFirePushes), String(p.duplicateFirePushes)],
+                ["completion", String(p.expectedCompletionPushes), String(p.receivedCompletionPushes), String(p.lostCompletionPushes),
+                 String(p.duplicateCompletionPushes)],
+            ]) + "\n"
+        }
         out += "alarms planned \(p.plannedAlarms); completions \(p.completions) (\(p.failedCompletions) failed); "
         out += "missed pushes \(p.missedPushes); other \(p.otherPushes); repeated by transport \(p.repeatedByTransport); "
         out += "stream reconnects \(p.streamReconnects)\n"
         out += String(format: "requests %d (%.1f/s), 5xx %d, transport errors %d (%d of them sent again); pushes %.1f/s while firing\n\n",
                       requests, requestsPerSecond, serverErrors, transportErrors, transportRetries, pushesPerSecond)
         for kind in transportErrorKinds { out += "  transport error: \(kind)\n" }
-        out += Table.render(header: ["due minute", "fire pushes", "p50 ms", "p99 ms", "max ms"], rows: byMinute.map {
-            [$0.due, String($0.pushes), String(format: "%.1f", $0.p50), String(format: "%.1f", $0.p99), String(format: "%.1f", $0.max)]
-        }) + "\n"
+        if let a = audit {
+            let audited: [String: LoadAudit.Minute] = Dictionary(a.byMinute.map { ($0.due, $0) }, uniquingKeysWith: { x, _ in x })
+            let late: [String: Minute] = Dictionary(byMinute.map { ($0.due, $0) }, uniquingKeysWith: { x, _ in x })
+            let dues = Set(audited.keys).union(late.keys).sorted()
+            out += Table.render(header: ["due minute", "fires expected", "in inbox", "received", "lost", "duplicated", "p50 ms", "p99 ms", "max ms"],
+                                rows: dues.map { due in
+                let m: LoadAudit.Minute = audited[due] ?? LoadAudit.Minute(due: due)
+                let counts: [Int] = [m.expected, m.inInbox, m.received, m.lost, m.duplicated]
+                var times: [String] = ["-", "-", "-"]
+                if let l = late[due] { times = [l.p50, l.p99, l.max].map { String(format: "%.1f", $0) } }
+                return [due] + counts.map { String($0) } + times
+            }) + "\n"
+        } else {
+            out += Table.render(header: ["due minute", "fire pushes", "p50 ms", "p99 ms", "max ms"], rows: byMinute.map {
+                [$0.due, String($0.pushes), String(format: "%.1f", $0.p50), String(format: "%.1f", $0.p99), String(format: "%.1f", $0.max)]
+            }) + "\n"
+        }
         if !sampledTraces.isEmpty {
             out += "\nsampled traces (chronirctl trace <id> --files …):\n"
             out += sampledTraces.prefix(20).map { "  \($0.traceId)  \($0.operation) → \($0.status)" }.joined(separator: "\n") + "\n"

@@ -66,8 +66,15 @@ final class LoadRunner: Sendable {
         phase("6 fires")
         for t in completions.withLock({ $0 }) { await t.value }
         let firingSeconds = LoadHTTP.seconds(firingFrom.duration(to: .now))
-        return report(plan: plan, phases: phases, windowStart: windowStart, firingSeconds: firingSeconds,
-                      firingRequests: requestCount - requestsBefore)
+        let firingRequests = requestCount - requestsBefore
+        // The last completions' pushes, then what the suite holds against what each client received.
+        try await Task.sleep(for: .seconds(min(5, options.drain)))
+        progress("auditing: every user's alarms and inbox against what its stream received")
+        let audit = try await audit(users, windowStart: windowStart)
+        phase("7 audit")
+        var out = report(plan: plan, phases: phases, windowStart: windowStart, firingSeconds: firingSeconds, firingRequests: firingRequests)
+        out.apply(audit)
+        return out
     }
 
     func stopListeners() async {

@@ -34,6 +34,8 @@ final class PushTracker: Sendable {
         var otherPushes = 0
         var firstFireAt: Date?
         var lastPushAt: Date?
+        /// Every frame each client received, in order, repeats included (for ``LoadAudit``).
+        var frames: [String: [LoadAudit.Row]] = [:]
     }
 
     let state = Mutex(State())
@@ -55,6 +57,9 @@ final class PushTracker: Sendable {
     /// to complete when `user` is the member who marks this fire done.
     func received(_ n: LiveNotification, by user: String, at: Date) -> (alarm: String, occurrence: Date)? {
         state.withLock { s -> (String, Date)? in
+            s.frames[user, default: []].append(.init(id: Int64(n.id), user: n.userId, type: n.type, alarm: n.data["alarmId"],
+                                                     occurrence: n.data["occurrenceAt"].flatMap(ISOTime.parse),
+                                                     completedBy: n.data["completedBy"]))
             guard s.inboxSeen.insert("\(user)|\(n.id)").inserted else {
                 s.transportRepeats += 1
                 return nil
@@ -105,6 +110,12 @@ final class PushTracker: Sendable {
             s.expectedCompletionPushes += planned.members.count - 1
         }
     }
+
+    /// Every frame each client received so far, repeats included.
+    var frames: [String: [LoadAudit.Row]] { state.withLock { $0.frames } }
+
+    /// The alarms the generator heard accepted for the window, with the member meant to complete each.
+    var planned: [String: Planned] { state.withLock { $0.alarms } }
 
     /// Counts so far.
     struct Tally: Sendable {

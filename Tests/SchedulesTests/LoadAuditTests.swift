@@ -1,0 +1,120 @@
+import Foundation
+@testable import chronirctl
+import Testing
+
+/// The load run's audit (issue 76): expectations from the alarms the suite holds, each client's
+/// stream against its own inbox. Each case breaks one thing and checks the audit says so.
+@Suite("chronirctl load audit")
+struct LoadAuditTests {
+    static let due = Date(timeIntervalSince1970: 1_800_000_000)
+    static let members = ["owner", "m1", "m2"]
+
+    /// A group alarm fired to three members and completed by m1, and a personal alarm of m2's,
+    /// each row in its recipient's inbox and on its stream once.
+    static func clean() -> (alarms: [LoadAudit.AlarmFacts], inbox: [String: [LoadAudit.Row]], received: [String: [LoadAudit.Row]]) {
+        let alarms: [LoadAudit.AlarmFacts] = [
+            .init(id: "g", members: members, due: due, completed: true, completer: "m1"),
+            .init(id: "p", members: ["m2"], due: due.addingTimeInterval(60), completed: false),
+        ]
+        var inbox: [String: [LoadAudit.Row]] = [:]
+        var id: Int64 = 10
+        func add(_ user: String, _ type: String, _ alarm: String, _ at: Date, by: String? = nil) {
+            id += 1
+            inbox[user, default: []].append(.init(id: id, user: user, type: type, alarm: alarm, occurrence: at, completedBy: by))
+        }
+        for m in members { add(m, "alarm_fired", "g", due) }
+        add("m2", "alarm_fired", "p", due.addingTimeInterval(60))
+        for m in members where m != "m1" { add(m, "alarm_completed", "g", due, by: "m1") }
+        // Every row received once, plus a silent change that the inbox does not list.
+        var received = inbox
+        received["owner", default: []].insert(.init(id: 5, user: "owner", type: "alarm_changed"), at: 0)
+        return (alarms, inbox, received)
+    }
+
+    @Test("a clean run: every expected push in its inbox and received once; no problem")
+    func clean() {
+        let (a, i, r) = Self.clean()
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire == LoadAudit.Kind(expected: 4, inInbox: 4, received: 4))
+        #expect(result.completion == LoadAudit.Kind(expected: 2, inInbox: 2, received: 2))
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(result.byMinute.map(\.expected) == [3, 1])
+    }
+
+    @Test("a fire in the inbox that never reached the stream is lost on the stream, in its minute")
+    func lostOnStream() {
+        let c = Self.clean()
+        let a = c.alarms
+        let i = c.inbox
+        var r = c.received
+        r["m1"]!.removeAll { $0.type == "alarm_fired" }
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire.lost == 1 && result.fire.lostOnStream == 1 && result.fire.notInInbox == 0)
+        #expect(result.byMinute.first?.lost == 1)
+        #expect(!result.problems.isEmpty)
+    }
+
+    @Test("a member with no fire row is lost before the inbox")
+    func notInInbox() {
+        let c = Self.clean()
+        let a = c.alarms
+        var i = c.inbox
+        var r = c.received
+        i["m2"]!.removeAll { $0.alarm == "p" }
+        r["m2"]!.removeAll { $0.alarm == "p" }
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire.notInInbox == 1 && result.fire.lost == 1)
+    }
+
+    @Test("a frame received twice is a duplicate; repeats are not dropped before they are counted")
+    func duplicate() {
+        let c = Self.clean()
+        let a = c.alarms
+        let i = c.inbox
+        var r = c.received
+        r["owner"]!.append(r["owner"]!.first { $0.type == "alarm_fired" }!)
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire.duplicated == 1)
+        #expect(result.problems.contains { $0.contains("duplicated") })
+    }
+
+    @Test("another user's frame on a client's stream is misrouted, even when the count still adds up")
+    func misrouted() {
+        let c = Self.clean()
+        let a = c.alarms
+        let i = c.inbox
+        var r = c.received
+        // m1 loses its fire and receives m2's instead: the totals match, the audit does not.
+        let theirs = r["m2"]!.first { $0.type == "alarm_fired" && $0.alarm == "g" }!
+        r["m1"]!.removeAll { $0.type == "alarm_fired" }
+        r["m1"]!.append(theirs)
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.misrouted == 1)
+        #expect(result.fire.lost == 1)
+    }
+
+    @Test("expectations follow the members when the alarm fired, not the creation answer; a completion row to the completer is unexpected")
+    func membersAtFireTime() {
+        let c = Self.clean()
+        let a = c.alarms
+        var i = c.inbox
+        var r = c.received
+        // The generator heard only the owner at creation; the suite shared it with all three.
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire.expected == 4)
+        let row = LoadAudit.Row(id: 99, user: "m1", type: "alarm_completed", alarm: "g", occurrence: Self.due, completedBy: "m1")
+        i["m1"]!.append(row)
+        r["m1"]!.append(row)
+        let extra = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(extra.completion.unexpected == 1)
+        #expect(!extra.problems.isEmpty)
+    }
+
+    @Test("an alarm accepted but never heard accepted still counts; one heard but not held is reported")
+    func acceptedVersusPlanned() {
+        let (a, i, r) = Self.clean()
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "x"])
+        #expect(result.acceptedNotPlanned == 1 && result.plannedNotAccepted == 1)
+        #expect(result.fire.expected == 4)
+    }
+}
