@@ -3,21 +3,29 @@ import Wire
 
 /// RFC 5545 text helpers for calendar feeds: escaping, line folding, time zone components.
 public enum ICalendar {
-    /// Escapes a TEXT value (§3.3.11).
+    /// Escapes a TEXT value (§3.3.11) so that it stays inside its content line. Walks Unicode
+    /// scalars, not `Character`s: `"\r\n"` is one `Character`, equal to neither `"\r"` nor
+    /// `"\n"`, and went through whole (a note could inject events into every member's calendar).
+    /// Every line break a reader may honour (CR LF, CR, LF, NEL, LS, PS) becomes `\n`; other
+    /// control characters, which TEXT does not allow, are dropped (a tab is kept).
     public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for ch in text {
-            switch ch {
-            case "\\": out += "\\\\"
-            case ";": out += "\\;"
-            case ",": out += "\\,"
-            case "\n": out += "\\n"
-            case "\r": break
-            default: out.append(ch)
+        var out = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in text.unicodeScalars {
+            defer { afterCR = scalar == "\r" }
+            switch scalar {
+            case "\\": out.append(contentsOf: "\\\\".unicodeScalars)
+            case ";": out.append(contentsOf: "\\;".unicodeScalars)
+            case ",": out.append(contentsOf: "\\,".unicodeScalars)
+            case "\n" where afterCR: break   // the LF of a CR LF: the CR wrote the break
+            case "\r", "\n", "\u{85}", "\u{2028}", "\u{2029}": out.append(contentsOf: "\\n".unicodeScalars)
+            case "\t": out.append(scalar)
+            default:
+                if scalar.properties.generalCategory == .control { continue }
+                out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
     /// Folds a content line at 75 octets (§3.1), never splitting a UTF-8 sequence.

@@ -121,4 +121,26 @@ struct CalendarFeedTests {
             #expect(try await s.request(.GET, "/cal/not-a-token.ics").status == 404)
         }
     }
+
+    @Test("a note that carries CR LF and a whole event cannot inject it: the independent parser finds one event, holding the text (titles refuse control characters)")
+    func crlfInjection() async throws {
+        try await withTestSuite(label: "feed-crlf", start: { s in try s.startCore() }) { s in
+            let owner = try await s.signup("Writer")
+            _ = try await s.setTier(owner, "plus")   // notes need Plus
+            let injected = "\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:victim@chronir.app\r\nSTATUS:CANCELLED\r\nDTSTART:20300101T000000Z\r\n"
+                + "RRULE:FREQ=DAILY\r\nSUMMARY:Injected"
+            let r = try await s.request(.POST, "/v1/alarms", token: owner.token, json: [
+                "title": "Rent", "note": "Pay it" + injected, "schedule": scheduleJSON("monthly", day: 15)])
+            let id = try #require(r.json["id"]?.stringValue, "\(r.text)")
+            let made = try await s.request(.POST, "/v1/me/calendar-feeds", token: owner.token, json: ["scope": "me"])
+            let url = try #require(made.json["url"]?.stringValue, "\(made.text)")
+            let feed = try await s.request(.GET, String(url[url.range(of: "/cal/")!.lowerBound...]))
+            #expect(feed.status == 200, "\(feed.text)")
+            let doc = try parsed(feed.text, after: Date())
+            let events = doc["events"]?.arrayValue ?? []
+            #expect(events.map { $0["uid"]?.stringValue } == ["\(id)@chronir.app"], "\(doc)")
+            #expect(events.first?["description"]?.stringValue?.contains("UID:victim@chronir.app") == true, "\(doc)")
+            #expect(!feed.text.contains("\r\nSTATUS:CANCELLED"), "\(feed.text)")
+        }
+    }
 }
