@@ -47,6 +47,8 @@ if [ "$replicas" -gt 1 ] && [ -z "$scheduler_only" ]; then
 fi
 export CHRONIR_TRACE_SAMPLE=${CHRONIR_TRACE_SAMPLE:-0} CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-2000}
 export CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-warning}
+# The gateway at notice: each live-stream buffer overflow, resync and skip is logged (.run/logs/gateway*.log).
+export CHRONIR_GATEWAY_LOG_LEVEL=${CHRONIR_GATEWAY_LOG_LEVEL:-notice}
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=${CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR:-10000000}   # every user signs up from 127.0.0.1
 # The generator is one address with thousands of connections and live streams.
 export CHRONIR_CONNECTIONS_PER_ADDRESS=${CHRONIR_CONNECTIONS_PER_ADDRESS:-0} CHRONIR_LIVE_STREAMS_PER_ACCOUNT=${CHRONIR_LIVE_STREAMS_PER_ACCOUNT:-1000000}

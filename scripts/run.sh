@@ -220,12 +220,15 @@ if [ -z "${CHRONIR_OPS_TOKEN:-}" ]; then
 fi
 export CHRONIR_OPS_TOKEN
 gateways=$(replicas_of gateway)
+# CHRONIR_GATEWAY_LOG_LEVEL: the gateway's own level (load runs keep the rest at warning but want
+# the live stream's notices: buffer overflows, resyncs, skips).
+gateway_level=${CHRONIR_GATEWAY_LOG_LEVEL:+CHRONIR_LOG_LEVEL=$CHRONIR_GATEWAY_LOG_LEVEL}
 if [ "$gateways" -eq 1 ]; then
-    start gateway gateway CHRONIR_HTTP_PORT="$http_port"
+    start gateway gateway CHRONIR_HTTP_PORT="$http_port" ${gateway_level}
 else
     for k in $(seq 1 "$gateways"); do
         start "gateway-$k" gateway CHRONIR_HTTP_PORT=$((http_port + 10 * (k - 1))) CHRONIR_OPS_PORT=$((9100 + 10 * (k - 1))) \
-            CHRONIR_INSTANCE_ID="gateway-$k" CHRONIR_REPLICA="$k"
+            CHRONIR_INSTANCE_ID="gateway-$k" CHRONIR_REPLICA="$k" ${gateway_level}
     done
 fi
 

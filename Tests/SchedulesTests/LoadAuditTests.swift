@@ -117,4 +117,25 @@ struct LoadAuditTests {
         #expect(result.acceptedNotPlanned == 1 && result.plannedNotAccepted == 1)
         #expect(result.fire.expected == 4)
     }
+
+    @Test("a frame written after its client's inbox was read is not called misrouted; one at or below the read is")
+    func afterTheRead() {
+        let c = Self.clean()
+        var r = c.received
+        r["owner"]!.append(.init(id: 5_000, user: "owner", type: "alarm_missed", alarm: "g", occurrence: Self.due))
+        #expect(LoadAudit.compute(alarms: c.alarms, inbox: c.inbox, received: r, planned: ["g", "p"]).misrouted == 0)
+        r["owner"]!.append(.init(id: 12, user: "owner", type: "alarm_missed", alarm: "g", occurrence: Self.due))
+        #expect(LoadAudit.compute(alarms: c.alarms, inbox: c.inbox, received: r, planned: ["g", "p"]).misrouted == 1)
+    }
+
+    @Test("any frame repeated on a client's stream counts, silent ones included")
+    func repeatedSilent() {
+        let c = Self.clean()
+        var r = c.received
+        r["owner"]!.append(.init(id: 5, user: "owner", type: "alarm_changed"))
+        let result = LoadAudit.compute(alarms: c.alarms, inbox: c.inbox, received: r, planned: ["g", "p"])
+        #expect(result.repeatedFrames == 1)
+        #expect(result.fire.duplicated == 0)
+        #expect(result.problems.contains { $0.contains("more than once") })
+    }
 }

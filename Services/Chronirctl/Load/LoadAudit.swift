@@ -72,9 +72,13 @@ enum LoadAudit {
         var acceptedNotPlanned = 0
         var fire = Kind()
         var completion = Kind()
-        /// Frames a client received that were not its own: another user's id or user, or an id
-        /// its inbox does not hold.
+        /// Frames a client received that were not its own: another user's, or an id at or below
+        /// the last of its inbox as read that its inbox does not hold.
         var misrouted = 0
+        /// Frames received more than once by a client, whatever their type (each repeat counts).
+        var repeatedFrames = 0
+        /// Users whose alarms or inbox could not be read back (the audit is incomplete).
+        var unreadable = 0
         var byMinute: [Minute] = []
         /// The first few faults, for a person to follow up.
         var examples: [String] = []
@@ -88,6 +92,8 @@ enum LoadAudit {
                 if k.unexpected > 0 { out.append("\(k.unexpected) \(name) inbox rows nothing called for") }
             }
             if misrouted > 0 { out.append("\(misrouted) frames reached a client they were not for") }
+            if repeatedFrames > 0 { out.append("\(repeatedFrames) frames reached a client more than once") }
+            if unreadable > 0 { out.append("\(unreadable) users' alarms or inbox could not be read back: the audit is incomplete") }
             return out
         }
     }
@@ -114,9 +120,11 @@ enum LoadAudit {
         var completionRows: [String: Int64] = [:]
         var completer: [String: String] = [:]
         var inboxIds: [String: Set<Int64>] = [:]
+        var lastRead: [String: Int64] = [:]
         for (user, rows) in inbox {
             for row in rows {
                 inboxIds[user, default: []].insert(row.id)
+                lastRead[user] = max(lastRead[user] ?? row.id, row.id)
                 if let a = ofRun(row, "alarm_fired") {
                     let k = key(user, a.id, a.due)
                     if fireRows[k] != nil { r.fire.unexpected += 1; note("second fire row \(row.id) of \(a.id) for \(user)") }
@@ -137,12 +145,15 @@ enum LoadAudit {
             var seen: [Int64: Int] = [:]
             for f in frames {
                 seen[f.id, default: 0] += 1
-                if f.user != user || (!silentTypes.contains(f.type) && inboxIds[user]?.contains(f.id) != true) {
+                // An id above the last the inbox read held may have been written after the read.
+                let unknown = !silentTypes.contains(f.type) && f.id <= (lastRead[user] ?? -1) && inboxIds[user]?.contains(f.id) != true
+                if f.user != user || unknown {
                     r.misrouted += 1
                     note("frame \(f.id) (\(f.type), for \(f.user)) reached \(user)")
                 }
             }
             receivedIds[user] = Set(seen.keys)
+            r.repeatedFrames += seen.values.reduce(0) { $0 + max(0, $1 - 1) }
             for f in frames where seen[f.id, default: 0] > 1 {
                 guard let alarm = f.alarm, let due = f.occurrence else { continue }
                 seen[f.id] = 0   // count each id's repeats once

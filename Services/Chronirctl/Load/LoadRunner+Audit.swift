@@ -5,8 +5,12 @@ import Schedules
 
 extension LoadRunner {
     /// Reads back, as each user, the alarms the suite accepted for the window (with their members
-    /// as they fired) and the user's inbox, and judges the run by them (``LoadAudit``): what the
-    /// suite accepted, not what the generator happened to see answered.
+    /// as the suite holds them after the run; the load changes no membership once its groups
+    /// are formed) and the user's inbox, and judges the run by them (``LoadAudit``): what the
+    /// suite accepted, not what the generator happened to see answered. A read that keeps
+    /// failing (a gateway killed by the run) makes the audit incomplete, which is a problem of
+    /// the run, not a crash of the generator. A row read whose frame is still on its way is
+    /// waited for, up to `min(--drain, 30)` seconds.
     func audit(_ users: [User], windowStart: Date) async throws -> LoadAudit.Result {
         let window = (0..<options.window).map { windowStart.addingTimeInterval(Double($0) * 60) }
         let hm = { (d: Date) in String(ISOTime.format(d).dropFirst(11).prefix(5)) }
@@ -20,7 +24,7 @@ extension LoadRunner {
             repeat {
                 var path = "/v1/alarms?scope=mine&limit=200"
                 if let c = cursor { path += "&cursor=" + (c.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? c) }
-                let r = await http.send("GET /v1/alarms (audit)", .GET, path, token: u.token)
+                let r = await Self.read(http, "GET /v1/alarms (audit)", path, token: u.token)
                 guard r.status == 200, let page = try? decoder.decode(AlarmPage.self, from: r.body) else {
                     return .failure(LoadFailure("reading \(u.uid)'s alarms: \(r.status.map(String.init) ?? "no answer")"))
                 }
@@ -35,7 +39,7 @@ extension LoadRunner {
             var rows: [LoadAudit.Row] = []
             var since: Int64 = 0
             while true {
-                let r = await http.send("GET /v1/me/notifications (audit)", .GET, "/v1/me/notifications?since=\(since)&limit=500", token: u.token)
+                let r = await Self.read(http, "GET /v1/me/notifications (audit)", "/v1/me/notifications?since=\(since)&limit=500", token: u.token)
                 guard r.status == 200, let page = try? decoder.decode(NotificationsMethods.Inbox.Response.self, from: r.body) else {
                     return .failure(LoadFailure("reading \(u.uid)'s inbox: \(r.status.map(String.init) ?? "no answer")"))
                 }
@@ -50,11 +54,35 @@ extension LoadRunner {
         }
         var alarms: [LoadAudit.AlarmFacts] = []
         var inbox: [String: [LoadAudit.Row]] = [:]
+        var unreadable: [String] = []
         for (i, result) in results.enumerated() {
-            let (facts, rows) = try result.get()
-            alarms += facts
-            inbox[users[i].uid] = rows
+            switch result {
+            case .success(let (facts, rows)):
+                alarms += facts
+                inbox[users[i].uid] = rows
+            case .failure(let e):
+                unreadable.append(e.description)
+            }
         }
-        return LoadAudit.compute(alarms: alarms, inbox: inbox, received: tracker.frames, planned: Set(planned.keys))
+        let deadline = Date().addingTimeInterval(Double(min(options.drain, 30)))
+        while true {
+            var result = LoadAudit.compute(alarms: alarms, inbox: inbox, received: tracker.frames, planned: Set(planned.keys))
+            result.unreadable = unreadable.count
+            result.examples = Array((unreadable.prefix(3) + result.examples).prefix(12))
+            if result.fire.lostOnStream + result.completion.lostOnStream == 0 || Date() >= deadline { return result }
+            try await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// An idempotent read, sent again after a transport error, a 5xx or a 429 (up to 5 tries, a
+    /// second apart; the first answer otherwise).
+    static func read(_ http: LoadHTTP, _ operation: String, _ path: String, token: String) async -> LoadResponse {
+        var r = await http.send(operation, .GET, path, token: token, retryTransport: true)
+        for _ in 1..<5 {
+            guard r.status == nil || r.status! >= 500 || r.status == 429 else { break }
+            try? await Task.sleep(for: .seconds(1))
+            r = await http.send(operation, .GET, path, token: token, retryTransport: true)
+        }
+        return r
     }
 }

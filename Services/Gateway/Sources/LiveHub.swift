@@ -138,6 +138,10 @@ final class LiveHub: EventApplier, Service {
 
     /// Ends the trace of each notification handed off (the last hop of a traced message).
     private func trace(_ out: LiveRouter.HandedOff) {
+        for o in out.overflows {
+            telemetry.logger.notice("live stream: a connection's buffer is full; what it refuses is read from the inbox",
+                                    metadata: ["user": "\(o.user)", "from": "\(o.from)", "buffer": "\(router.buffer)"])
+        }
         guard !out.items.isEmpty else { return }
         let now = liveNow()
         for p in out.items {

@@ -48,10 +48,13 @@ final class LiveRouter: Sendable {
         var arrived: Int64
     }
 
-    /// What went out at once: the notifications, and how many connections each user had then.
+    /// What went out at once: the notifications, how many connections each user had then, and
+    /// the users whose connection's buffer began to refuse (the first refused id), for the shell
+    /// to log once the lock is let go.
     struct HandedOff: Sendable {
         var items: [Pending] = []
         var reached: [String: Int] = [:]
+        var overflows: [(user: String, from: Int64)] = []
     }
 
     /// Where one connection's items go, and what did not fit.
@@ -193,6 +196,7 @@ final class LiveRouter: Sendable {
             byUser[user, default: []].append(p.frame)
         }
         var reached: [String: Int] = [:]
+        var overflows: [(user: String, from: Int64)] = []
         for user in order {
             let targets = connections.withLock { Array(($0[user] ?? [:]).values) }
             let frames = byUser[user]!
@@ -206,10 +210,7 @@ final class LiveRouter: Sendable {
                     }
                     telemetry.counter("chronir_gateway_live_frames_dropped_total").increment(by: frames.count)
                     // Once per overflow (until the writer resyncs), not once per refused item.
-                    if firstDrop {
-                        telemetry.logger.notice("live stream: a connection's buffer is full; what it refuses is read from the inbox",
-                                                metadata: ["user": "\(user)", "from": "\(first)", "buffer": "\(buffer)"])
-                    }
+                    if firstDrop { overflows.append((user, first)) }
                 case .enqueued:
                     c.firstAccepted.withLock { if $0 == nil { $0 = first } }
                 default:
@@ -218,6 +219,6 @@ final class LiveRouter: Sendable {
             }
             reached[user] = targets.count
         }
-        return HandedOff(items: items, reached: reached)
+        return HandedOff(items: items, reached: reached, overflows: overflows)
     }
 }
