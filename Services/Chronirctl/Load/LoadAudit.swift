@@ -143,8 +143,10 @@ enum LoadAudit {
         var repeats: [String: Int] = [:]   // by inbox key
         for (user, frames) in received {
             var seen: [Int64: Int] = [:]
+            var firstOf: [Int64: Row] = [:]
             for f in frames {
                 seen[f.id, default: 0] += 1
+                if firstOf[f.id] == nil { firstOf[f.id] = f }
                 // An id above the last the inbox read held may have been written after the read.
                 let unknown = !silentTypes.contains(f.type) && f.id <= (lastRead[user] ?? -1) && inboxIds[user]?.contains(f.id) != true
                 if f.user != user || unknown {
@@ -154,10 +156,9 @@ enum LoadAudit {
             }
             receivedIds[user] = Set(seen.keys)
             r.repeatedFrames += seen.values.reduce(0) { $0 + max(0, $1 - 1) }
-            for f in frames where seen[f.id, default: 0] > 1 {
-                guard let alarm = f.alarm, let due = f.occurrence else { continue }
-                seen[f.id] = 0   // count each id's repeats once
-                repeats[f.type + "|" + key(user, alarm, due), default: 0] += (frames.filter { $0.id == f.id }.count - 1)
+            for (id, count) in seen where count > 1 {
+                guard let f = firstOf[id], let alarm = f.alarm, let due = f.occurrence else { continue }
+                repeats[f.type + "|" + key(user, alarm, due), default: 0] += count - 1
             }
         }
 
