@@ -5,6 +5,7 @@
 # what each step checks.
 #   scripts/check-k8s.sh               the checks
 #   scripts/check-k8s.sh --self-test   breaks copies of deploy/k8s in known ways; each must be caught
+#   scripts/check-k8s.sh --prepare     only makes the venv
 # The tools live in a venv of their own (scripts/.venv-k8s, gitignored), made on the first run
 # (about 1.5 minutes, ~400 MB) and reused; versions pinned.
 set -euo pipefail
@@ -23,4 +24,6 @@ if ! [ -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     "$venv/bin/pip" install -q --disable-pip-version-check -c "$constraints" "${packages[@]}"
     echo "$want" > "$stamp"
 fi
+# --prepare: only the venv (make test makes it while the build runs).
+[ "${1:-}" = --prepare ] && exit 0
 exec "$venv/bin/python" scripts/check_k8s.py "$@"

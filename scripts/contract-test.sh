@@ -6,7 +6,7 @@
 #   CONTRACT_MAX_EXAMPLES=N    examples per operation (default 10: the fuzzing phase takes about 300 s of CI time; 12 took 360)
 #   CONTRACT_WORKERS=N         schemathesis workers (default 2: the suite answers while the next request is made)
 # Starts its own copy of the suite (`make run` on a throwaway PostgreSQL, HTTP on 18180) and
-# stops it afterwards; the report lands in .run/contract/.
+# stops it afterwards; the report lands in .run/contract/. `--prepare` only makes the venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -24,6 +24,8 @@ if ! [ -x "$venv/bin/st" ]; then
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q schemathesis==4.32.5
 fi
+# --prepare: only the venv (.ci/run makes it while the build runs).
+[ "${1:-}" = --prepare ] && exit 0
 
 port=${CONTRACT_HTTP_PORT:-18180}
 . scripts/suite-start.sh

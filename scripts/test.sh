@@ -1,11 +1,35 @@
 #!/usr/bin/env bash
-# `make test`: the whole test suite against a throwaway PostgreSQL and real sockets.
+# `make test`: the whole test suite against a throwaway PostgreSQL and real sockets
+# (docs/testing.md: the tiers, what to run when, their measured times).
+#   scripts/test.sh                  everything: build, checks, the Swift tests in lanes
+#                                    (scripts/test-lanes.py), the browser tests
+#   scripts/test.sh ARGS…            build, then `swift test --no-parallel ARGS…` alone (say
+#                                    --filter REGEX), one process, no checks, no browser tests
+#   CHRONIR_TEST_LANES=N             lanes of the Swift tests (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 t0=$(date +%s)
 took() { echo "make test: $1 done at $(( $(date +%s) - t0 )) s"; }
 scripts/deps.sh
+mkdir -p .run
+# The Python venvs wait on the network and the disk, not the CPU: made while the build runs.
+( scripts/test-venv.sh >/dev/null && scripts/check-k8s.sh --prepare ) >.run/test-venvs.log 2>&1 &
+venvs=$!
+# The build first: a compile error ends the run in minutes, before any check.
+if ! swift build --build-tests; then
+    wait "$venvs" || true
+    exit 1
+fi
+took "build"
+if ! wait "$venvs"; then
+    cat .run/test-venvs.log >&2
+    echo "make test: the Python venvs could not be made (.run/test-venvs.log)" >&2
+    exit 1
+fi
+CHRONIR_TEST_PYTHON=$(scripts/test-venv.sh)
+export CHRONIR_TEST_PYTHON
+took "venvs"
 port=${CHRONIR_TEST_PG_PORT:-55432}
 dir=.run/test-pg
 scripts/pg.sh stop "$dir" || true
@@ -13,17 +37,12 @@ rm -rf "$dir"
 trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
 scripts/pg.sh start "$dir" "$port" fast
 export CHRONIR_TEST_DATABASE_URL=$(scripts/pg.sh url "$port")
-# A local SMTP server for the mail tests (aiosmtpd), an independent iCalendar parser for the
-# feed tests (icalendar, python-dateutil) and a local S3-compatible server for the photo tests
-# (moto, whose botocore also checks our request signatures) and the contract checker
-# (jsonschema, openapi-spec-validator), in a venv of their own, never system-wide.
-venv=.run/test-venv
-if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import aiosmtpd, icalendar, dateutil, moto.server, botocore, jsonschema, yaml, openapi_spec_validator' 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q aiosmtpd==1.4.6 icalendar==6.1.0 python-dateutil==2.9.0.post0 'moto[server]==5.1.22' \
-        'jsonschema>=4.23,<5' 'pyyaml>=6,<7' 'openapi-spec-validator>=0.7,<1'
+if [ $# -gt 0 ]; then
+    # Some tests, as asked: one process, one test at a time.
+    swift test --skip-build --no-parallel "$@"
+    took "Swift tests"
+    exit 0
 fi
-export CHRONIR_TEST_PYTHON=$root/$venv/bin/python
 # The contracts in proto/ against the last release (docs/operations.md, the compatibility rule).
 "$CHRONIR_TEST_PYTHON" scripts/check_compat.py
 "$CHRONIR_TEST_PYTHON" scripts/check_compat.py --self-test
@@ -34,16 +53,14 @@ sh scripts/check-prometheus.sh --self-test
 scripts/check-k8s.sh
 scripts/check-k8s.sh --self-test
 took "checks"
-swift build --build-tests
-took "build"
-# Tests run one at a time: many start services and processes, and 2 cores are easily
-# oversubscribed (timing assertions would then measure the machine, not the code).
-swift test --skip-build --no-parallel "$@"
+# Tier 1 in lanes beside each other, then tier 2 (time and faults) one at a time; the slowest
+# suites and each tier's total after (scripts/test-times).
+rc=0
+python3 scripts/test-lanes.py || rc=$?
+python3 scripts/test-times --top 10 || true
 took "Swift tests"
-# The web client and the operations page in headless Chromium (skipped when only some Swift
-# tests were asked for with arguments).
-if [ $# -eq 0 ]; then
-    scripts/pg.sh stop "$dir"; rm -rf "$dir"; trap - EXIT
-    scripts/browser-test.sh
-    took "browser tests"
-fi
+[ "$rc" = 0 ] || exit "$rc"
+# The web client and the operations page in headless Chromium.
+scripts/pg.sh stop "$dir"; rm -rf "$dir"; trap - EXIT
+scripts/browser-test.sh
+took "browser tests"

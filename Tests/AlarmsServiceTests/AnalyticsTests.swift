@@ -15,6 +15,16 @@ import Testing
 @Suite("Analytics")
 struct AnalyticsTests {
     /// Rows of `alarms.analytics_*` whose text holds `needle`.
+    /// Waits until midnight UTC has passed when it is less than `seconds` away.
+    static func awayFromMidnight(by seconds: Double) async throws {
+        let now = Date()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let midnight = utc.startOfDay(for: now).addingTimeInterval(86_400)
+        let left = midnight.timeIntervalSince(now)
+        if left < seconds { try await Task.sleep(for: .seconds(left + 1)) }
+    }
+
     static func mentions(_ needle: String, in url: String) async throws -> Int {
         try await withDatabase(url: url, schema: "alarms") { db in
             try await db.query("""
@@ -26,6 +36,9 @@ struct AnalyticsTests {
 
     @Test("every US-13.1 event is derived from the streams or accepted from clients, under a pseudonym; the report counts them; deletion forgets the user")
     func derivedAndReported() async throws {
+        // Everything below happens "today" (UTC) and the report's last day must be that day: a
+        // run that would cross midnight (it takes about a minute) starts after it instead.
+        try await Self.awayFromMidnight(by: 150)
         let signer = try StoreSigner()
         let root = try signer.rootFile()
         try await withTestSuite(label: "analytics", start: { s in
@@ -141,6 +154,7 @@ struct AnalyticsTests {
 
     @Test("the report's arithmetic: daily actives without fires, D1/D7/D30 per signup cohort (open ones left empty), conversion")
     func reportArithmetic() async throws {
+        try await Self.awayFromMidnight(by: 30)   // "today" below is the report's last day
         try await withTestSuite(label: "analytics_math", start: { s in try s.startCore() }) { s in
             var utc = Calendar(identifier: .gregorian)
             utc.timeZone = TimeZone(identifier: "UTC")!

@@ -119,8 +119,11 @@ private let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_l
 /// taken as the local port of any outgoing connection (a database pool, a ZeroMQ connect) in the
 /// moment between this check and the service's own bind, and the service would then fail to
 /// start; below the range only an explicit bind can take it.
+/// `CHRONIR_TEST_PORTS=LOW-HIGH` narrows the choice to a range of its own, so that test
+/// processes running side by side (the lanes of `scripts/test-lanes.py`) never pick the same
+/// port: each checks only against the ports it handed out itself.
 public func freePort() -> Int {
-    let range = 15000..<max(ephemeralLow, 16000)
+    let range = testPortRange
     for _ in 0..<1000 {
         let port = Int.random(in: range)
         let fresh = handedOutPorts.withLock { $0.insert(port).inserted }
@@ -129,6 +132,18 @@ public func freePort() -> Int {
     // No port below the range was free: the kernel's choice, as before.
     return bindLoopback(port: 0) ?? 0
 }
+
+/// The range ``freePort()`` draws from: `CHRONIR_TEST_PORTS` (`LOW-HIGH`, inclusive) when set
+/// and sound, else 15000 up to the kernel's ephemeral range.
+private let testPortRange: Range<Int> = {
+    let fallback = 15000..<max(ephemeralLow, 16000)
+    guard let text = ProcessInfo.processInfo.environment["CHRONIR_TEST_PORTS"], !text.isEmpty else { return fallback }
+    let bounds = text.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    guard bounds.count == 2, bounds[0] >= 1024, bounds[0] + 100 <= bounds[1], bounds[1] <= 65535 else {
+        fatalError("CHRONIR_TEST_PORTS=\(text): expected LOW-HIGH with 1024 ≤ LOW, LOW + 100 ≤ HIGH ≤ 65535")
+    }
+    return bounds[0]..<(bounds[1] + 1)
+}()
 
 /// Binds a TCP socket to `port` on 127.0.0.1 (0: the kernel chooses), closes it, and returns
 /// the port it was bound to, or nil when the bind failed.
