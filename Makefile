@@ -1,11 +1,22 @@
 # The two commands: `make run` (the suite on a local PostgreSQL) and `make test`.
-.PHONY: run test build clean benchmarks compose-test contract-test
+# The inner loop: `make core` (tier 0, the pure modules, minutes from clean) and `make check`
+# (tier 0, then the suites of what changed); docs/testing.md says which to run when.
+.PHONY: run test check core build clean benchmarks compose-test contract-test
 
 run:
 	scripts/run.sh
 
 test:
 	scripts/test.sh
+
+# Tier 0: Core's own package and test binary (Wire, Schedules, Contracts, TimingWheel); no
+# service, PostgreSQL, NIO or ZeroMQ is built. The venv is for the RRULE cross-check's dateutil.
+core:
+	CHRONIR_TEST_PYTHON=$$(scripts/test-venv.sh) swift test --package-path Core
+
+# Tier 0, then tiers 1 and 2 of the services and libraries a change touches (scripts/check.sh).
+check:
+	scripts/check.sh
 
 build:
 	scripts/deps.sh
@@ -18,7 +29,7 @@ benchmarks:
 	cd Benchmarks && swift package --disable-sandbox benchmark && swift build -c release --product rpc-bench && .build/release/rpc-bench
 
 clean:
-	rm -rf .build .run
+	rm -rf .build .run Core/.build
 
 # The compose stack end to end with podman (installs podman; see docs/operations.md).
 compose-test:

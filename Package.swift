@@ -1,6 +1,9 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// A module of the Core package (tier 0, `Core/`: pure, tested on its own; docs/testing.md).
+func core(_ name: String) -> Target.Dependency { .product(name: name, package: "core") }
+
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
@@ -8,8 +11,8 @@ let swiftSettings: [SwiftSetting] = [
 /// What the service test targets and their harness use: every service, the shared libraries,
 /// and the clients and servers the tests stand up.
 let suiteTestDependencies: [Target.Dependency] = [
-    "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "AccountsService", "GatewayService",
-    "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", "Schedules", "ZMQ",
+    "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), "AccountsService", "GatewayService",
+    "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", core("Schedules"), "ZMQ",
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
     .product(name: "Hummingbird", package: "hummingbird"),
     .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -34,10 +37,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "ZMQ", targets: ["ZMQ"]),
-        .library(name: "Wire", targets: ["Wire"]),
         .library(name: "Messaging", targets: ["Messaging"]),
-        .library(name: "Schedules", targets: ["Schedules"]),
-        .library(name: "TimingWheel", targets: ["TimingWheel"]),
         .executable(name: "accounts", targets: ["accounts"]),
         .executable(name: "gateway", targets: ["gateway"]),
         .executable(name: "chronirctl", targets: ["chronirctl"]),
@@ -48,6 +48,8 @@ let package = Package(
         .executable(name: "billing", targets: ["billing"]),
     ],
     dependencies: [
+        // Tier 0: the pure modules (Wire, Schedules, Contracts, TimingWheel) and their tests.
+        .package(path: "Core"),
         .package(url: "https://github.com/apple/swift-collections.git", exact: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", exact: "2.13.0"),
@@ -102,18 +104,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The wire: message shapes and their encoding, no I/O (Contracts and Messaging use it).
-        .target(
-            name: "Wire",
-            path: "Shared/Wire",
-            // The encoder's state is a class whose fields every value writes; runtime
-            // exclusivity checks on them were ~10 % of encoding (docs/performance.md).
-            swiftSettings: swiftSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
-        ),
         .target(
             name: "Messaging",
             dependencies: [
-                "Wire", "ZMQ",
+                core("Wire"), "ZMQ",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -147,7 +141,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "BuildInfo", "Contracts", "Messaging", "Persistence", "Outbox", "ZMQ",
+                "BuildInfo", core("Contracts"), "Messaging", "Persistence", "Outbox", "ZMQ",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -163,18 +157,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "TimingWheel",
-            dependencies: [.product(name: "HeapModule", package: "swift-collections")],
-            path: "Shared/TimingWheel",
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "Schedules",
-            dependencies: ["Wire"],
-            path: "Shared/Schedules",
-            swiftSettings: swiftSettings
-        ),
-        .target(
             name: "GoogleAPI",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -184,18 +166,12 @@ let package = Package(
             path: "Shared/GoogleAPI",
             swiftSettings: swiftSettings
         ),
-        .target(
-            name: "Contracts",
-            dependencies: ["Wire", "Schedules"],
-            path: "Shared/Contracts",
-            swiftSettings: swiftSettings
-        ),
 
         // MARK: Services
         .target(
             name: "AccountsService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -214,7 +190,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "ServiceKit", "Contracts", "Messaging", "Persistence", "TimingWheel",
+                "ServiceKit", core("Contracts"), "Messaging", "Persistence", core("TimingWheel"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],
@@ -231,7 +207,7 @@ let package = Package(
         .target(
             name: "AlarmsService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", core("Schedules"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -248,7 +224,7 @@ let package = Package(
         .target(
             name: "SchedulerService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "Schedules", "TimingWheel",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", core("Schedules"), core("TimingWheel"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Services/Scheduler/Sources",
@@ -273,7 +249,7 @@ let package = Package(
         .target(
             name: "NotificationsService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -291,7 +267,7 @@ let package = Package(
         .target(
             name: "InvitationsService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Invitations/Sources",
@@ -306,7 +282,7 @@ let package = Package(
         .target(
             name: "BillingService",
             dependencies: [
-                "ServiceKit", "Contracts", "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -329,7 +305,7 @@ let package = Package(
         .executableTarget(
             name: "chronirctl",
             dependencies: [
-                "BuildInfo", "ServiceKit", "Messaging", "ZMQ", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "Persistence",
+                "BuildInfo", "ServiceKit", "Messaging", "ZMQ", core("Contracts"), core("Schedules"), "SchedulerService", "LoadFixtures", "Persistence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -343,7 +319,7 @@ let package = Package(
         .target(
             name: "Support",
             dependencies: [
-                "Persistence", "ServiceKit",
+                "Persistence", "ServiceKit", core("CoreTesting"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -379,26 +355,22 @@ let package = Package(
         suiteTests("OutboxTests", also: ["chronir-testpeer"]),
         suiteTests("PersistenceTests"),
         suiteTests("ServiceKitTests"),
+        // chronirctl's commands (expand, trace) as processes, and its load audit; the schedules'
+        // own tests are in Core.
         .testTarget(
-            name: "SchedulesTests",
-            dependencies: ["Schedules", "Messaging", "Support", "chronirctl"],
-            path: "Tests/SchedulesTests",
+            name: "ChronirctlTests",
+            dependencies: [core("Schedules"), "Messaging", "Support", "chronirctl"],
+            path: "Tests/ChronirctlTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "Support", "SuiteSupport", "ServiceKit", "Messaging", "Persistence", "Outbox", "Contracts", "Schedules", "SchedulerService", "LoadFixtures", "scheduler",
+                "Support", "SuiteSupport", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), core("Schedules"), "SchedulerService", "LoadFixtures", "scheduler",
                 "BillingService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Tests/SchedulerTests",
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "TimingWheelTests",
-            dependencies: ["TimingWheel", "Support"],
-            path: "Tests/TimingWheelTests",
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(path: ".."),
+        .package(path: "../Core"),   // Schedules, TimingWheel (tier 0)
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // RuntimeInterposer (the default's other trait) needs a package not available here.
         // The malloc interposer it needs adds a cost to every allocation, so the messaging
@@ -28,7 +29,7 @@ let package = Package(
             name: "ScheduleBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Schedules", package: rootIdentity),
+                .product(name: "Schedules", package: "core"),
             ],
             path: "Benchmarks/ScheduleBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
@@ -37,7 +38,7 @@ let package = Package(
             name: "TimingWheelBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "TimingWheel", package: rootIdentity),
+                .product(name: "TimingWheel", package: "core"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
             path: "Benchmarks/TimingWheelBenchmarks",

@@ -15,7 +15,7 @@ proto/releases/). Breaking, each reported as `BREAKING: ...` (exit 1):
   allowed without comparing fields (consumers stop at versions they do not know), as is a new
   type: both are printed as notes, since every consumer must be upgraded first;
 - RPC methods (proto/rpc-methods.txt, which must equal the `static let type = "..."` of the
-  RPCMethod structs under Shared/; --write-rpc-methods rewrites it): a method removed;
+  RPCMethod structs under Shared/ and Core/Sources/; --write-rpc-methods rewrites it): a method removed;
 - proto/openapi.yaml: a path or an operation removed; in components.schemas a schema removed,
   or a property removed, retyped (`$ref` compared by name) or newly required, at any depth;
 - proto/envelope.v1.schema.json: a property removed, retyped, newly or no longer required.
@@ -42,7 +42,7 @@ import yaml
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PROTO = os.path.join(ROOT, "proto")
-RPC_HEADER = "# generated from Shared/Contracts by scripts/check_compat.py --write-rpc-methods; checked in make test"
+RPC_HEADER = "# generated from Core/Sources/Contracts by scripts/check_compat.py --write-rpc-methods; checked in make test"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 RPC_DECLARATION = re.compile(r'static\s+let\s+type\s*=\s*"([^"]+)"')
 
@@ -50,9 +50,12 @@ RPC_DECLARATION = re.compile(r'static\s+let\s+type\s*=\s*"([^"]+)"')
 # --- reading -------------------------------------------------------------------------------
 
 def swift_rpc_methods(root=ROOT):
-    """The `static let type = "<service>.<operation>"` of the RPCMethod structs under Shared/."""
+    """The `static let type = "<service>.<operation>"` of the RPCMethod structs under Shared/
+    and Core/Sources/ (Contracts)."""
     found = set()
-    for path in glob.glob(os.path.join(root, "Shared", "**", "*.swift"), recursive=True):
+    paths = glob.glob(os.path.join(root, "Shared", "**", "*.swift"), recursive=True)
+    paths += glob.glob(os.path.join(root, "Core", "Sources", "**", "*.swift"), recursive=True)
+    for path in paths:
         with open(path, encoding="utf-8") as f:
             found.update(RPC_DECLARATION.findall(f.read()))
     return sorted(found)
@@ -552,7 +555,7 @@ def main(argv):
         missing = sorted(set(extracted) - set(listed or []))
         extra = sorted(set(listed or []) - set(extracted))
         print("compat: proto/rpc-methods.txt is stale (it must list the RPC methods declared under "
-              "Shared/, sorted): run scripts/check_compat.py --write-rpc-methods", file=sys.stderr)
+              "Shared/ and Core/Sources/, sorted): run scripts/check_compat.py --write-rpc-methods", file=sys.stderr)
         for m in missing:
             print(f"  not listed: {m}", file=sys.stderr)
         for m in extra:

@@ -13,7 +13,8 @@ Tier 2 (serial): the suites listed in Tests/serial-suites.txt, each in its own p
 time, after the lanes have finished: they measure time, stop processes or the database, or fill
 the machine, and two of them side by side would measure each other.
 
-Every process writes xunit (`<out>/xunit/<suite>.xml`) and its output (`<out>/logs/<suite>.log`);
+A suite's process that runs past CHRONIR_TEST_SUITE_DEADLINE seconds (default 900) is killed
+with its process group and counts as failed. Every process writes xunit (`<out>/xunit/<suite>.xml`) and its output (`<out>/logs/<suite>.log`);
 `scripts/test-times` prints the slowest suites and the tiers' totals from them. Exits 1 when any
 suite failed, with the tail of each failed suite's output. The binary is built first
 (`swift build --build-tests`, which `make test` does).
@@ -25,6 +26,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -91,6 +93,7 @@ class Run:
         self.lock = threading.Lock()
         self.results: list[tuple[str, str, float, int, int]] = []   # suite, tier, seconds, lane, rc
         self.started = time.monotonic()
+        self.deadline = float(os.environ.get("CHRONIR_TEST_SUITE_DEADLINE", "900"))
 
     def run_suite(self, suite: str, tier: str, lane: int, ports: tuple[int, int] | None,
                   skip: list[str] = ()) -> int:
@@ -109,7 +112,17 @@ class Run:
             cmd += ["--skip", f"^{re.escape(test)}(/|$)"]
         t0 = time.monotonic()
         with open(log, "w") as f:
-            rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT).returncode
+            # A process group of its own, so a suite past its deadline is ended with the
+            # services and tools it started.
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                rc = proc.wait(timeout=self.deadline)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                f.write(f"\ntest-lanes: {suite} ran past its deadline of {self.deadline:.0f} s "
+                        f"(CHRONIR_TEST_SUITE_DEADLINE) and was killed\n")
+                rc = 124
         took = time.monotonic() - t0
         with self.lock:
             self.results.append((suite, tier, took, lane, rc))

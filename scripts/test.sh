@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: the whole test suite against a throwaway PostgreSQL and real sockets
 # (docs/testing.md: the tiers, what to run when, their measured times).
-#   scripts/test.sh                  everything: build, checks, the Swift tests in lanes
-#                                    (scripts/test-lanes.py), the browser tests
+#   scripts/test.sh                  everything: Core (tier 0), the build, the checks, the Swift
+#                                    tests in lanes (scripts/test-lanes.py), the browser tests
 #   scripts/test.sh ARGS…            build, then `swift test --no-parallel ARGS…` alone (say
 #                                    --filter REGEX), one process, no checks, no browser tests
 #   CHRONIR_TEST_LANES=N             lanes of the Swift tests (default 3)
@@ -16,12 +16,13 @@ mkdir -p .run
 # The Python venvs wait on the network and the disk, not the CPU: made while the build runs.
 ( scripts/test-venv.sh >/dev/null && scripts/check-k8s.sh --prepare ) >.run/test-venvs.log 2>&1 &
 venvs=$!
-# The build first: a compile error ends the run in minutes, before any check.
-if ! swift build --build-tests; then
+# Tier 0 first: Core (the pure modules) builds in its own package in a few minutes and its
+# tests take seconds, so a broken rule or a compile error there ends the run early.
+if ! swift build --package-path Core --build-tests; then
     wait "$venvs" || true
     exit 1
 fi
-took "build"
+took "Core build"
 if ! wait "$venvs"; then
     cat .run/test-venvs.log >&2
     echo "make test: the Python venvs could not be made (.run/test-venvs.log)" >&2
@@ -30,6 +31,13 @@ fi
 CHRONIR_TEST_PYTHON=$(scripts/test-venv.sh)
 export CHRONIR_TEST_PYTHON
 took "venvs"
+if [ $# -eq 0 ]; then
+    swift test --package-path Core --skip-build
+    took "tier 0 (Core)"
+fi
+# Then the root package: a compile error ends the run before any check.
+swift build --build-tests
+took "build"
 port=${CHRONIR_TEST_PG_PORT:-55432}
 dir=.run/test-pg
 scripts/pg.sh stop "$dir" || true

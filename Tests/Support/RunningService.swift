@@ -8,10 +8,13 @@ public final class RunningService: Sendable {
     public let name: String
     public let handle = ShutdownHandle()
     public let task: Task<Void, any Error>
+    /// Its runtime (``ServiceRuntime/phase`` says where a stop that does not end is).
+    public let runtime: ServiceRuntime
 
     public init(name: String, environment: [String: String], migrations: [Migration], build: @escaping ServiceHost.Build) throws {
         self.name = name
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
+        self.runtime = runtime
         let handle = self.handle
         task = Self.host(name, runtime) { try await ServiceHost.run(runtime: runtime, migrations: migrations, handle: handle, handleSignals: false, build: build) }
     }
@@ -20,6 +23,7 @@ public final class RunningService: Sendable {
     public init(name: String, environment: [String: String], build: @escaping ServiceHost.DatabaselessBuild) throws {
         self.name = name
         let runtime = try ServiceRuntime(service: name, environment: ServiceEnvironment(environment))
+        self.runtime = runtime
         let handle = self.handle
         task = Self.host(name, runtime) { try await ServiceHost.run(runtime: runtime, handle: handle, handleSignals: false, build: build) }
     }
@@ -45,15 +49,38 @@ public final class RunningService: Sendable {
     /// Graceful shutdown, waiting for it to finish. A service that stopped with an error of its
     /// own — it died mid-test, failed to start, or its graceful stop failed — fails the running
     /// test with that error (recorded at the caller of `stop()`); one stopped by cancellation does
-    /// not count as a failure.
-    public func stop(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async {
+    /// not count as a failure. A service still not stopped after `deadline` (its own limits add
+    /// up to about 25 s: 10 s of grace, 5 of cancellation, 5 for ZeroMQ) fails the test naming
+    /// the phase it is stuck in, and is left behind, so that a hung stop ends the test instead
+    /// of the test run.
+    public func stop(within deadline: Duration = .seconds(60), fileID: String = #fileID, filePath: String = #filePath,
+                     line: Int = #line, column: Int = #column) async {
+        let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
         await handle.shutdown()
-        do {
-            try await task.value
-        } catch is CancellationError {
-            // Stopped by cancellation, not by a failure of its own.
-        } catch {
-            Issue.record(error, "test service \(name) stopped with an error", sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+        let (outcomes, outcome) = AsyncStream<Result<Void, any Error>>.makeStream()
+        let task = self.task
+        Task {
+            do {
+                try await task.value
+                outcome.yield(.success(()))
+            } catch {
+                outcome.yield(.failure(error))
+            }
+            outcome.finish()
+        }
+        Task {
+            try? await Task.sleep(for: deadline)
+            outcome.finish()
+        }
+        var first = outcomes.makeAsyncIterator()
+        switch await first.next() {
+        case .success?, .failure(is CancellationError)?:
+            break   // stopped (by cancellation: not a failure of its own)
+        case .failure(let error)?:
+            Issue.record(error, "test service \(name) stopped with an error", sourceLocation: location)
+        case nil:
+            Issue.record("test service \(name) did not stop within \(deadline); it is at: \(runtime.phase)", sourceLocation: location)
+            task.cancel()
         }
     }
 }

@@ -123,7 +123,9 @@ public enum ServiceHost {
                 }
             }
             if let database, let migrations {
+                runtime.enter("connecting to PostgreSQL")
                 try await database.waitUntilReachable()
+                runtime.enter("migrating")
                 try await Migrator(database: database).migrate(migrations)
                 health.addDatabase(database)
                 let probeEvery = try runtime.environment.duration("CHRONIR_DB_PROBE_INTERVAL", .seconds(1))
@@ -136,6 +138,7 @@ public enum ServiceHost {
             }
             health.add("consumers") { runtime.consumers.check() }
             let parts: ServiceParts
+            runtime.enter("building its parts")
             do {
                 parts = try await build(runtime, database, ServiceParts(health: health))
             } catch {
@@ -163,14 +166,18 @@ public enum ServiceHost {
                 logger: runtime.logs.logger("lifecycle")
             ).with(grace: grace))
             handle.attach(group)
+            runtime.enter("running")
             do {
                 try await group.run()
             } catch {
                 logger.error("stopped with an error", metadata: ["error": "\(String(reflecting: error))"])
                 await runtime.closeOwned()
+                runtime.enter("waiting for its database pool and probes to end")
                 throw error
             }
             await runtime.closeOwned()
+            // Leaving this scope cancels the pool's run() and the probe, and waits for them.
+            runtime.enter("waiting for its database pool and probes to end")
             logger.info("stopped")
         }
     }

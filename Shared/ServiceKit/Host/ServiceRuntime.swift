@@ -61,6 +61,17 @@ public final class ServiceRuntime: Sendable {
     /// What this runtime made or was given to close once the service's parts have stopped, in
     /// the order made (closed in reverse).
     private let owned = Mutex<[(name: String, close: @Sendable () async -> Void)]>([])
+    private let currentPhase = Mutex("created")
+
+    /// Where the service is in its life (`migrating`, `running`, `closing <what>`, …): what a
+    /// stop that does not end names (the tests' ``RunningService``; a debug log line each).
+    public var phase: String { currentPhase.withLock { $0 } }
+
+    /// Records that the service has entered `phase`.
+    public func enter(_ phase: String) {
+        currentPhase.withLock { $0 = phase }
+        logger.debug("phase: \(phase)")
+    }
 
     /// Reads the environment. Throws ``ServiceEnvironment/Invalid`` naming a bad variable.
     /// `principal`: the bus identity whose key this process uses (default: `service`;
@@ -133,7 +144,7 @@ public final class ServiceRuntime: Sendable {
     public func closeOwned() async {
         let all = owned.withLock { o in defer { o = [] }; return o }
         for (name, close) in all.reversed() {
-            logger.trace("closing \(name)")
+            enter("closing \(name)")
             await close()
         }
     }
@@ -143,11 +154,14 @@ public final class ServiceRuntime: Sendable {
     /// left unterminated after 5 s, rather than waiting forever: the process exits next.
     public func shutdown() async {
         await closeOwned()
+        enter("terminating ZeroMQ")
         let left = await zmq.terminate(within: .seconds(5))
         if !left.isEmpty {
             logger.error("sockets still open at shutdown; exiting without waiting for them", metadata: ["sockets": "\(left)"])
         }
+        enter("shutting down the event loops")
         try? await eventLoopGroup.shutdownGracefully()
+        enter("shut down")
     }
 
     static func makeInstanceID() -> String {

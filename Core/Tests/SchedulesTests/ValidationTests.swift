@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 import Schedules
 import Testing
 

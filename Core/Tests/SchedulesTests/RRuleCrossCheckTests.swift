@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 import Schedules
 import Testing
 
@@ -31,7 +31,8 @@ struct RRuleCrossCheckTests {
         }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rrule-\(UUID().uuidString).jsonl")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        // Core/Tests/SchedulesTests/this file → the repository.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         // The test venv's Python (scripts/test.sh exports CHRONIR_TEST_PYTHON, with
         // python-dateutil); python3 from PATH only when unset, and then dateutil must be there:
         // a missing dateutil fails the test with a clear message, it never passes unchecked.

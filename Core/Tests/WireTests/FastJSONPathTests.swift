@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 import Testing
 
 /// The coding paths user code sees in the fast coders, which keep one shared stack of keys per

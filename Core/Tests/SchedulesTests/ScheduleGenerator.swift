@@ -1,7 +1,7 @@
 import Foundation
-import Messaging
+import Wire
 import Schedules
-import Support
+import CoreTesting
 
 /// A seeded generator of random valid schedules (reproducible: the seed is in every message).
 struct ScheduleGenerator {

@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 import Testing
 
 /// The decoder reads members where they lie in the input (no tree): lookups start where the

@@ -1,4 +1,4 @@
-import Support
+import CoreTesting
 import Testing
 @testable import TimingWheel
 

@@ -1,6 +1,6 @@
 import Foundation
-import Messaging
-import Support
+import Wire
+import CoreTesting
 import Testing
 
 @Suite("Fast JSON coding")

@@ -1,4 +1,4 @@
-import Messaging
+import Wire
 import Testing
 
 @Suite("Bounded slots refuse past their bound at once")

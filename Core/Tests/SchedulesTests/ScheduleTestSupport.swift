@@ -1,5 +1,5 @@
 import Foundation
-import Messaging
+import Wire
 import Schedules
 
 /// Parses an RFC 3339 instant (tests only: crashes on bad input).

@@ -1,0 +1,47 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Tier 0: the pure modules of the suite and their tests (docs/testing.md). No I/O, no
+/// PostgreSQL, NIO or ZeroMQ: `swift test --package-path Core` (`make core`) builds and runs them
+/// in its own `.build` in a few minutes from clean. The root package depends on it by path.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "core",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Wire", targets: ["Wire"]),
+        .library(name: "Schedules", targets: ["Schedules"]),
+        .library(name: "Contracts", targets: ["Contracts"]),
+        .library(name: "TimingWheel", targets: ["TimingWheel"]),
+        .library(name: "CoreTesting", targets: ["CoreTesting"]),
+    ],
+    dependencies: [
+        // The same version the root package pins (docs/architecture.md: every dependency pinned).
+        .package(url: "https://github.com/apple/swift-collections.git", exact: "1.6.0"),
+    ],
+    targets: [
+        // The wire: message shapes and their encoding, no I/O (Contracts and Messaging use it).
+        .target(
+            name: "Wire",
+            // The encoder's state is a class whose fields every value writes; runtime
+            // exclusivity checks on them were ~10 % of encoding (docs/performance.md).
+            swiftSettings: swiftSettings + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+        ),
+        .target(name: "Schedules", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .target(name: "Contracts", dependencies: ["Wire", "Schedules"], swiftSettings: swiftSettings),
+        .target(
+            name: "TimingWheel",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: swiftSettings
+        ),
+        // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
+        .target(name: "CoreTesting", swiftSettings: swiftSettings),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "CoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "SchedulesTests", dependencies: ["Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "ContractsTests", dependencies: ["Contracts"], swiftSettings: swiftSettings),
+        .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
+    ]
+)
