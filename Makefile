@@ -12,7 +12,7 @@ test:
 # Tier 0: Core's own package and test binary (Wire, Schedules, Contracts, TimingWheel); no
 # service, PostgreSQL, NIO or ZeroMQ is built. The venv is for the RRULE cross-check's dateutil.
 core:
-	CHRONIR_TEST_PYTHON=$$(scripts/test-venv.sh) swift test --package-path Core
+	python=$$(scripts/test-venv.sh) && CHRONIR_TEST_PYTHON=$$python swift test --package-path Core
 
 # Tier 0, then tiers 1 and 2 of the services and libraries a change touches (scripts/check.sh).
 check:

@@ -3,7 +3,9 @@
 # then the tier 1 and 2 suites of what the change touches, in lanes (scripts/test-lanes.py):
 #   Services/<S>/…          <S>ServiceTests (Scheduler: SchedulerTests; Chronirctl: ChronirctlTests)
 #   Tests/<T>/…             T
-#   anything else but Core/ and docs (Shared/, Package.swift, Tests/Support, …): every suite
+#   Core/Sources/…, Shared/, Package.swift, Tests/Support, …: every suite (a change to a
+#                           pure module can break any service)
+#   Core/Tests, docs, scripts, web, deploy, the lanes' schedule: none beyond tier 0
 # The change: what differs from CHECK_BASE (default HEAD: the uncommitted changes), untracked
 # files included. CHECK_SUITES=REGEX names the suites instead.
 set -euo pipefail
@@ -19,12 +21,19 @@ if [ -z "$pattern" ]; then
     while IFS= read -r path; do
         [ -n "$path" ] || continue
         case "$path" in
-            Core/*|docs/*|*.md|web/*|deploy/*|proto/*|scripts/*|.ci/*|Benchmarks/*) ;;
+            # Core's tests are tier 0 (run above); its modules are what every service builds on.
+            Core/Tests/*|Core/Package.swift) ;;
+            Core/*) all=1 ;;
+            docs/*|*.md|web/*|deploy/*|proto/*|scripts/*|.ci/*|Benchmarks/*) ;;
+            # The lanes' schedule and the browser tests (scripts/browser-test.sh): no Swift suite.
+            Tests/suite-times.tsv|Tests/serial-suites.txt|Tests/Browser/*) ;;
             Services/Scheduler/*) targets+=(SchedulerTests) ;;
             Services/Chronirctl/*) targets+=(ChronirctlTests) ;;
             Services/*) s=${path#Services/}; targets+=("${s%%/*}ServiceTests") ;;
             Tests/Support/*|Tests/SuiteSupport/*|Tests/TestPeer/*) all=1 ;;
-            Tests/*) t=${path#Tests/}; targets+=("${t%%/*}") ;;
+            Tests/*)
+                t=${path#Tests/}; t=${t%%/*}
+                if compgen -G "Tests/$t/*.swift" >/dev/null; then targets+=("$t"); else all=1; fi ;;
             *) all=1 ;;
         esac
     done <<<"$changed"

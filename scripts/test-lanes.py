@@ -14,7 +14,8 @@ time, after the lanes have finished: they measure time, stop processes or the da
 the machine, and two of them side by side would measure each other.
 
 A suite's process that runs past CHRONIR_TEST_SUITE_DEADLINE seconds (default 900) is killed
-with its process group and counts as failed. Every process writes xunit (`<out>/xunit/<suite>.xml`) and its output (`<out>/logs/<suite>.log`);
+with every process it started (its session) and counts as failed; SIGINT and SIGTERM kill the
+running suites the same way. Every process writes xunit (`<out>/xunit/<suite>.xml`) and its output (`<out>/logs/<suite>.log`);
 `scripts/test-times` prints the slowest suites and the tiers' totals from them. Exits 1 when any
 suite failed, with the tail of each failed suite's output. The binary is built first
 (`swift build --build-tests`, which `make test` does).
@@ -33,7 +34,31 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PORT_LOW, PORT_HIGH = 15000, 32767   # below the kernel's ephemeral range (freePort's default)
+
+
+def port_range() -> tuple[int, int]:
+    """15000 up to just below the kernel's ephemeral range (freePort's default range)."""
+    try:
+        ephemeral = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral = 32768
+    return 15000, max(ephemeral, 16000) - 1
+
+
+PORT_LOW, PORT_HIGH = port_range()
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILLs every process of session `sid`: a suite's test process and every process it
+    started (Foundation's Process puts each child in a process group of its own, but they stay
+    in the suite's session)."""
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:   # after "pid (comm)": state ppid pgrp session …
+                os.kill(int(stat.parent.name), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 def tests_binary() -> pathlib.Path:
@@ -94,6 +119,17 @@ class Run:
         self.results: list[tuple[str, str, float, int, int]] = []   # suite, tier, seconds, lane, rc
         self.started = time.monotonic()
         self.deadline = float(os.environ.get("CHRONIR_TEST_SUITE_DEADLINE", "900"))
+        self.live: set[int] = set()   # sessions of the suites running now
+
+    def stop_all(self, signum: int, _frame) -> None:
+        """SIGINT/SIGTERM: the suites run in sessions of their own, out of reach of the
+        terminal's or CI's signal, so they are killed here before exiting."""
+        with self.lock:
+            live = list(self.live)
+        for sid in live:
+            kill_session(sid)
+        print(f"test-lanes: stopped by signal {signum}; {len(live)} running suites killed", flush=True)
+        os._exit(128 + signum)
 
     def run_suite(self, suite: str, tier: str, lane: int, ports: tuple[int, int] | None,
                   skip: list[str] = ()) -> int:
@@ -115,16 +151,20 @@ class Run:
             # A process group of its own, so a suite past its deadline is ended with the
             # services and tools it started.
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+            with self.lock:
+                self.live.add(proc.pid)
             try:
                 rc = proc.wait(timeout=self.deadline)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_session(proc.pid)
                 proc.wait()
                 f.write(f"\ntest-lanes: {suite} ran past its deadline of {self.deadline:.0f} s "
                         f"(CHRONIR_TEST_SUITE_DEADLINE) and was killed\n")
                 rc = 124
         took = time.monotonic() - t0
+        kill_session(proc.pid)   # anything the suite left running
         with self.lock:
+            self.live.discard(proc.pid)
             self.results.append((suite, tier, took, lane, rc))
             done = len(self.results)
             status = "ok  " if rc == 0 else f"FAIL (exit {rc})"
@@ -144,8 +184,9 @@ def main() -> int:
     only.add_argument("--lanes-only", action="store_true", help="skip the serial tier")
     only.add_argument("--serial-only", action="store_true", help="skip the lanes")
     args = ap.parse_args()
-    if args.lanes < 1:
-        sys.exit("test-lanes: --lanes must be at least 1")
+    if not 1 <= args.lanes <= (PORT_HIGH - PORT_LOW + 1) // 500:
+        sys.exit(f"test-lanes: --lanes must be between 1 and {(PORT_HIGH - PORT_LOW + 1) // 500} "
+                 f"(each lane takes at least 500 of the ports {PORT_LOW}–{PORT_HIGH})")
 
     out = pathlib.Path(args.out)
     shutil.rmtree(out, ignore_errors=True)
@@ -179,6 +220,8 @@ def main() -> int:
     # Longest first (unknown ones first of all: they may be long), so the lanes end together.
     parallel.sort(key=lambda s: -times.get(s, 1e9))
     run = Run(binary, out, counts)
+    signal.signal(signal.SIGINT, run.stop_all)
+    signal.signal(signal.SIGTERM, run.stop_all)
     tests_in = sum(counts[s] - len(skips[s]) for s in parallel) + sum(counts[s] for s in serial)
     print(f"test-lanes: {len(parallel)} suites in {args.lanes} lanes, then {len(serial)} one at a time "
           f"({tests_in} tests; logs and xunit in {out})", flush=True)

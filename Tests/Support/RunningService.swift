@@ -56,6 +56,7 @@ public final class RunningService: Sendable {
     public func stop(within deadline: Duration = .seconds(60), fileID: String = #fileID, filePath: String = #filePath,
                      line: Int = #line, column: Int = #column) async {
         let location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
+        runtime.enter("stopping its parts")
         await handle.shutdown()
         let (outcomes, outcome) = AsyncStream<Result<Void, any Error>>.makeStream()
         let task = self.task
@@ -68,12 +69,14 @@ public final class RunningService: Sendable {
             }
             outcome.finish()
         }
-        Task {
+        let timer = Task {
             try? await Task.sleep(for: deadline)
             outcome.finish()
         }
         var first = outcomes.makeAsyncIterator()
-        switch await first.next() {
+        let result = await first.next()
+        timer.cancel()
+        switch result {
         case .success?, .failure(is CancellationError)?:
             break   // stopped (by cancellation: not a failure of its own)
         case .failure(let error)?:

@@ -93,17 +93,66 @@ public enum ServiceHost {
         }
         logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])
         for setting in KnownSettings.unknown(in: runtime.environment.values) { logger.warning("unknown setting \(setting); ignored") }
-        try await withThrowingTaskGroup(of: Void.self) { pool in
-            if let database {
-                // The pool's run() is entered before the first lease (else PostgresNIO warns).
-                let (entered, enter) = AsyncStream<Void>.makeStream()
-                pool.addTask {
-                    enter.finish()
-                    await database.client.run()
-                }
-                for await _ in entered {}
-                await Task.yield()
+        // The pool runs in a task of its own, stopped after everything that uses it (the parts,
+        // the probe) has ended, and waited for only so long (``stopPool``).
+        var poolRun: Task<Void, Never>? = nil
+        if let database {
+            // The pool's run() is entered before the first lease (else PostgresNIO warns).
+            let (entered, enter) = AsyncStream<Void>.makeStream()
+            poolRun = Task {
+                enter.finish()
+                await database.client.run()
             }
+            for await _ in entered {}
+            await Task.yield()
+        }
+        do {
+            try await runParts(runtime: runtime, database: database, migrations: migrations, handle: handle,
+                               signals: signals, grace: grace, health: health, build: build)
+        } catch {
+            if let poolRun { await stopPool(poolRun, runtime: runtime) }
+            throw error
+        }
+        if let poolRun { await stopPool(poolRun, runtime: runtime) }
+    }
+
+    /// Cancels the database pool's run() and waits for it at most 5 s. PostgresNIO 1.33 never
+    /// answers a statement written on a connection that closed under it (``Database``'s
+    /// `ensureOpen` narrows that to an instant), and a lease held by such a statement — a probe's
+    /// `SELECT 1` or a part's query left behind by ``AbandoningService`` — can keep the pool's
+    /// run() from ever returning after cancellation, and the whole shutdown with it. The
+    /// process is about to exit, so the pool is left behind then, logged as an error.
+    static func stopPool(_ run: Task<Void, Never>, runtime: ServiceRuntime, patience: Duration = .seconds(5)) async {
+        runtime.enter("closing its database pool")
+        run.cancel()
+        let (outcomes, outcome) = AsyncStream<Bool>.makeStream()
+        let waiter = Task {
+            await run.value
+            outcome.yield(true)
+            outcome.finish()
+        }
+        let timer = Task {
+            try? await Task.sleep(for: patience)
+            outcome.yield(false)
+            outcome.finish()
+        }
+        var first = outcomes.makeAsyncIterator()
+        let ended = await first.next() ?? false
+        timer.cancel()
+        if !ended {
+            waiter.cancel()
+            runtime.logger.error("the database pool did not close within \(patience) of its cancellation; left behind")
+        }
+    }
+
+    /// Runs the parts until shutdown: migrations, the availability probe, the build, the group.
+    private static func runParts(
+        runtime: ServiceRuntime, database: Database?, migrations: [Migration]?, handle: ShutdownHandle,
+        signals: UnixSignalsSequence?, grace: Duration, health: HealthChecks,
+        build: @Sendable (ServiceRuntime, Database?, ServiceParts) async throws -> ServiceParts
+    ) async throws {
+        let logger = runtime.logger
+        try await withThrowingTaskGroup(of: Void.self) { pool in
             defer { pool.cancelAll() }
             if let signals {
                 pool.addTask {
@@ -118,6 +167,7 @@ public enum ServiceHost {
                             continue
                         }
                         logger.notice("received \(signal), shutting down")
+                        runtime.enter("stopping its parts")
                         await handle.shutdown()
                     }
                 }
@@ -172,12 +222,12 @@ public enum ServiceHost {
             } catch {
                 logger.error("stopped with an error", metadata: ["error": "\(String(reflecting: error))"])
                 await runtime.closeOwned()
-                runtime.enter("waiting for its database pool and probes to end")
+                runtime.enter("waiting for its probes to end")
                 throw error
             }
             await runtime.closeOwned()
-            // Leaving this scope cancels the pool's run() and the probe, and waits for them.
-            runtime.enter("waiting for its database pool and probes to end")
+            // Leaving this scope cancels the availability probe and waits for it.
+            runtime.enter("waiting for its probes to end")
             logger.info("stopped")
         }
     }
