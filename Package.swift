@@ -249,7 +249,7 @@ let package = Package(
         .target(
             name: "NotificationsService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                "ServiceKit", core("Contracts"), core("NotificationsCore"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

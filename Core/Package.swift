@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Contracts", targets: ["Contracts"]),
         .library(name: "TimingWheel", targets: ["TimingWheel"]),
         .library(name: "CoreTesting", targets: ["CoreTesting"]),
+        .library(name: "NotificationsCore", targets: ["NotificationsCore"]),
     ],
     dependencies: [
         // The same version the root package pins (docs/architecture.md: every dependency pinned).
@@ -37,11 +38,14 @@ let package = Package(
             dependencies: [.product(name: "HeapModule", package: "swift-collections")],
             swiftSettings: swiftSettings
         ),
+        // The notifications service's decisions (issue 60: one core per service, as extracted).
+        .target(name: "NotificationsCore", swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulesTests", dependencies: ["Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
     ]
 )

@@ -25,8 +25,59 @@ struct PreHijackTests {
             }
             return body != nil
         }
-        guard let body, let range = body.range(of: #"token=([A-Za-z0-9_-]+)"#, options: .regularExpression) else { return nil }
-        return String(body[range].dropFirst("token=".count))
+        return body.flatMap(LocalSMTPServer.token(in:))
+    }
+
+    @Test("a verification link confirms only inside the account it was sent for: the victim who opens the attacker's mail signed out (401) or in another account (403) proves nothing; the mail says what to do; the attacker keeps an unproven account that Google does not join")
+    func verificationLinkTakeover() async throws {
+        try await withSuite { s, idp in
+            let victim = "victim-\(UInt32.random(in: 0...UInt32.max))@gmail.example.com"
+            // The attacker signs up with the victim's address and asks for the verification mail.
+            let signup = try await s.request(.POST, "/v1/auth/signup", json: ["email": victim, "password": "attacker pass", "displayName": "Mallory"])
+            #expect(signup.status == 201, "\(signup.text)")
+            let attackerAccess = try #require(signup.json["accessToken"]?.stringValue)
+            #expect(try await s.request(.POST, "/v1/me/email-verification", token: attackerAccess).status == 202)
+            let mail = try #require(try await mailBody(s, to: victim, subject: "Confirm your email for Chronir"))
+            let token = try #require(LocalSMTPServer.token(in: mail))
+            // The mail tells the address's owner what to do when the account is not theirs, and
+            // its link keeps the token out of every request (a fragment).
+            #expect(mail.contains("If you did not make a Chronir account"), "\(mail)")
+            #expect(mail.contains("/app/#/forgot"), "\(mail)")
+            #expect(mail.contains("/app/#/verify/\(token)") && !mail.contains("?token="), "\(mail)")
+
+            // The victim opens it, signed in to nothing (the app confirmed on open before).
+            let open = try await s.request(.POST, "/v1/auth/verify-email", json: ["token": token])
+            #expect(open.status == 401 && open.code == "CA012", "\(open.status) \(open.text)")
+            #expect(open.text.contains("sign in to the account this mail was sent for"), "\(open.text)")
+            // Or signed in to an account of their own with another address.
+            let own = try await s.signup("Victimother")
+            let inOther = try await s.request(.POST, "/v1/auth/verify-email", token: own.token, json: ["token": token])
+            #expect(inOther.status == 403 && inOther.code == "CA007", "\(inOther.status) \(inOther.text)")
+            // Nothing is proven: the victim's Google sign-in is still refused, not joined.
+            #expect(try await s.request(.GET, "/v1/me", token: attackerAccess).json["emailVerifiedAt"] == .null)
+            let google = try await s.request(.POST, "/v1/auth/google", json: ["idToken": try await idp.token("google", sub: "victim-g", email: victim)])
+            #expect(google.status == 409 && google.code == "CA033", "\(google.status) \(google.text)")
+
+            // The token was not used up by the refusals: inside its own account it confirms.
+            // (Here only to show the refusals were about the account, not the token; the
+            // attacker never sees the mail.)
+            let inside = try await s.request(.POST, "/v1/auth/verify-email", token: attackerAccess, json: ["token": token])
+            #expect(inside.status == 204, "\(inside.status) \(inside.text)")
+        }
+    }
+
+    /// The newest mail to `email` with `subject`, read from the mail queue.
+    func mailBody(_ s: TestSuite, to email: String, subject: String) async throws -> String? {
+        var body: String?
+        _ = await eventually {
+            body = try? await withDatabase(url: s.databaseURL, schema: "accounts") {
+                try await $0.query("""
+                    SELECT body FROM mail_outbox WHERE recipient = \(email) AND subject = \(subject) ORDER BY id DESC LIMIT 1
+                    """).first(String.self)
+            }
+            return body != nil
+        }
+        return body
     }
 
     @Test("an unproven account holding the address is not joined by Google/Apple (409 CA033); the mailbox's owner resets, which proves the address and ends the attacker's sessions, password and linked identities; then Google joins")

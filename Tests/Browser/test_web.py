@@ -652,7 +652,7 @@ def mailed_token(email, subject):
         out = subprocess.run(["psql", url, "-tAc",
                               f"SELECT body FROM accounts.mail_outbox WHERE recipient = '{email}' AND subject = '{subject}' ORDER BY id DESC LIMIT 1"],
                              capture_output=True, text=True, timeout=30).stdout
-        m = re.search(r"token=([A-Za-z0-9_-]+)", out)
+        m = re.search(r"#/(?:reset|verify)/([A-Za-z0-9_-]+)", out)
         if m:
             return m.group(1)
         time.sleep(0.2)
@@ -668,7 +668,8 @@ def test_mail_links_open_the_app(new_page):
     token = mailed_token(email, "Reset your Chronir password")
     for width, height, name in [(412, 860, "reset-password-phone"), (1280, 800, "reset-password-desktop")]:
         p = new_page(width, height)
-        p.goto(f"{BASE}/reset-password?token={token}")
+        # The mail's link (the token in the fragment, never sent), and an older mail's.
+        p.goto(f"{BASE}/app/#/reset/{token}" if width < 800 else f"{BASE}/reset-password?token={token}")
         p.wait_for_url("**/app/#/reset/*")
         expect(p.get_by_role("heading", name="Choose a new password")).to_be_visible()
         shot(p, name)
@@ -695,6 +696,66 @@ def test_mail_links_open_the_app(new_page):
         return fetch('/v1/me/email-verification', {method: 'POST', headers: {Authorization: 'Bearer ' + t.accessToken}}).then(r => r.status) }""")
     assert token2 == 202, token2
     verify = mailed_token(email2, "Confirm your email for Chronir")
-    page2.goto(f"{BASE}/verify-email?token={verify}")
+    # Issue 74: opened signed out (as the owner of an address someone else signed up with
+    # would), the link confirms nothing and says what to do.
+    for width, height, name in [(412, 860, "verify-signed-out-phone"), (1280, 800, "verify-signed-out-desktop")]:
+        out = new_page(width, height)
+        out.goto(f"{BASE}/app/#/verify/{verify}")
+        expect(out.locator("#view [role=status]")).to_contain_text("Sign in to the account this mail was sent for")
+        expect(out.get_by_role("link", name="reset its password")).to_be_visible()
+        assert verify not in out.url, out.url
+        shot(out, name)
+    # Signed in to the account it was sent for, it confirms.
+    page2.goto(f"{BASE}/app/#/verify/{verify}")
     expect(page2.locator("#view [role=status]")).to_contain_text("Your address is confirmed")
     shot(page2, "verify-email-phone")
+
+
+def test_forgot_password_and_sign_in_settings(new_page):
+    """Issue 74: "Forgot your password?" sends the reset mail; Settings lists the sessions
+    (this browser marked), signs another one out, and signs out everywhere."""
+    page = new_page(412, 860)
+    email, _ = sign_up(page, "Securer")
+    # A second session of the same account (another device).
+    other = page.evaluate("""(e) => fetch('/v1/auth/login', {method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({email: e, password: 'correct horse battery'})}).then(r => r.json())""", email)
+    page.goto(f"{BASE}/app/#/settings")
+    card = page.get_by_role("region", name="Sign-in and security")
+    expect(card.locator("[data-current=true]")).to_contain_text("this browser")
+    expect(card.locator("[data-current=false]")).to_have_count(1)
+    expect(card).to_contain_text("not confirmed yet")
+    expect(card).to_contain_text("No Apple or Google sign-in is linked")
+    card.scroll_into_view_if_needed()
+    shot(page, "settings-security-phone")
+    desktop = new_page(1280, 800)
+    desktop.goto(f"{BASE}/app/#/signin")
+    desktop.get_by_label("Email").fill(email)
+    desktop.get_by_label("Password").fill("correct horse battery")
+    desktop.get_by_role("button", name="Sign in").click()
+    desktop.wait_for_url("**/app/#/alarms")
+    desktop.goto(f"{BASE}/app/#/settings")
+    dcard = desktop.get_by_role("region", name="Sign-in and security")
+    expect(dcard.locator("[data-current=false]")).to_have_count(2)
+    dcard.scroll_into_view_if_needed()
+    shot(desktop, "settings-security-desktop")
+    # Sign the other device out from the phone: its refresh token stops working.
+    card.locator("[data-current=false]").first.get_by_role("button", name="Sign out").click()
+    expect(page.locator(".toast").filter(has_text="Signed out there")).to_be_visible()
+    refreshed = page.evaluate("""(t) => fetch('/v1/auth/refresh', {method: 'POST', headers: {'Content-Type': 'application/json'},
+        body: JSON.stringify({refreshToken: t})}).then(r => r.status)""", other["refreshToken"])
+    assert refreshed == 401, refreshed
+    # Sign out everywhere: this browser goes back to sign in, and so does the desktop.
+    page.once("dialog", lambda d: d.accept())
+    card.get_by_role("button", name="Sign out everywhere").click()
+    page.wait_for_url("**/app/#/signin")
+    desktop.reload()
+    desktop.wait_for_url("**/app/#/signin", timeout=15_000)
+
+    # Forgot your password? — the link on the sign-in screen sends the mail.
+    page.get_by_role("link", name="Forgot your password?").click()
+    expect(page.get_by_role("heading", name="Reset your password")).to_be_visible()
+    shot(page, "forgot-password-phone")
+    page.get_by_label("Email").fill(email)
+    page.get_by_role("button", name="Send the reset mail").click()
+    expect(page.locator("#view [role=status]")).to_contain_text("If an account has this address")
+    assert mailed_token(email, "Reset your Chronir password")

@@ -16,8 +16,8 @@ extension DenialOfServiceTests {
             answers.append(("no token", try await s.request(.GET, "/v1/me")))
             answers.append(("no route", try await s.request(.GET, "/v1/nowhere")))
             answers.append(("wrong method", try await s.request(.DELETE, "/v1/auth/login")))
-            answers.append(("bad token", try await s.request(.POST, "/v1/auth/verify-email", json: ["token": "made-up"])))
-            answers.append(("throttled", try await s.request(.POST, "/v1/auth/verify-email", json: ["token": "made-up"])))
+            answers.append(("bad token", try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": "made-up", "password": "new battery staple"])))
+            answers.append(("throttled", try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": "made-up", "password": "new battery staple"])))
             // Only accounts runs: the health check reports the other services down.
             answers.append(("health", try await s.request(.GET, "/healthz")))
             #expect(answers.map(\.1.status) == [201, 200, 401, 404, 405, 400, 429, 503], "\(answers.map { "\($0.0): \($0.1.status)" })")
@@ -34,8 +34,8 @@ extension DenialOfServiceTests {
             answers.append(("no token", try await s.request(.GET, "/v1/me")))
             answers.append(("no route", try await s.request(.GET, "/v1/nowhere")))
             answers.append(("wrong method", try await s.request(.DELETE, "/v1/auth/login")))
-            answers.append(("bad token", try await s.request(.POST, "/v1/auth/verify-email", json: ["token": "made-up"])))
-            answers.append(("throttled", try await s.request(.POST, "/v1/auth/verify-email", json: ["token": "made-up"])))
+            answers.append(("bad token", try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": "made-up", "password": "new battery staple"])))
+            answers.append(("throttled", try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": "made-up", "password": "new battery staple"])))
             answers.append(("too large", try await s.request(.POST, "/v1/auth/signup",
                                                              json: ["email": "big@example.com", "password": String(repeating: "x", count: 20_000),
                                                                     "displayName": "Big"])))

@@ -107,6 +107,11 @@ struct CrossAccountMatrixTests {
             expect("POST /v1/auth/logout with another's refresh token", try await s.request(.POST, "/v1/auth/logout", token: t,
                                                                                           json: ["refreshToken": owner.refreshToken ?? ""]), 400, "CA016")
             expect("GET /v1/groups/:id", try await s.request(.GET, "/v1/groups/\(g)", token: t), 404, "CA017")
+            let ownSessions = try await s.request(.GET, "/v1/me/sessions", token: owner.token)
+            let ownerSession = try #require(ownSessions.json["sessions"]?.arrayValue?.first?["id"]?.stringValue, "\(ownSessions.text)")
+            expect("DELETE /v1/me/sessions/:sessionId", try await s.request(.DELETE, "/v1/me/sessions/\(ownerSession)", token: t), 404, "CA017")
+            let strangers = try await s.request(.GET, "/v1/me/sessions", token: t)
+            if strangers.text.contains(ownerSession) { differences.append("GET /v1/me/sessions lists another account's session: \(strangers.text)") }
             let report = differences.joined(separator: "\n")
             #expect(differences.isEmpty, "\(differences.count) rows differ:\n\(report)")
 
@@ -116,7 +121,7 @@ struct CrossAccountMatrixTests {
             #expect(devices.text.contains("phone"), "\(devices.text)")
             #expect(try await s.request(.GET, "/v1/invitations/\(code)", token: invitee.token).json["status"]?.stringValue == "pending")
             #expect(try await s.request(.POST, "/v1/auth/refresh", json: ["refreshToken": owner.refreshToken ?? ""]).status == 200,
-                    "the owner's session survived the stranger's logout")
+                    "the owner's session survived the stranger's logout and end-session")
             let listed = try await s.request(.GET, "/v1/invitations?role=inviter", token: t)
             #expect(!listed.text.contains(code), "\(listed.text)")
             let feeds = try await s.request(.GET, "/v1/me/calendar-feeds", token: t)

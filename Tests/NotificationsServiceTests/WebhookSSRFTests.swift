@@ -250,10 +250,10 @@ struct WebhookSSRFTests {
         let port = push.port.withLock { $0 } ?? 0
         // TLS to the fake push server's certificate for "localhost", connected at 127.0.0.1.
         let tls = try Self.signedRequest("https://localhost:\(port)/hook/pinned", secret: push.webhookSecret)
-        let overTLS = await clients.withClient(.pinned("127.0.0.1"), host: "localhost") { await WebhookProvider.execute($0, tls) }
+        let overTLS = await clients.withClient(.pinned("127.0.0.1"), host: "localhost") { await WebhookProvider.execute($0, tls, deadline: .seconds(10)) }
         // A name that resolves nowhere (.invalid) reaches the address it is pinned to.
         let plain = try Self.signedRequest("http://pinned.invalid:\(recorder.port)/hook/pinned", secret: push.webhookSecret)
-        let overHTTP = await clients.withClient(.pinned("127.0.0.1"), host: "pinned.invalid") { await WebhookProvider.execute($0, plain) }
+        let overHTTP = await clients.withClient(.pinned("127.0.0.1"), host: "pinned.invalid") { await WebhookProvider.execute($0, plain, deadline: .seconds(10)) }
         // (TLS is checked as without pinning: SNI and the name check use the URL's host, and
         // NIOSSL also accepts a certificate whose IP SAN is the connected address — the test
         // certificate has 127.0.0.1 — so a wrong-name case cannot be shown with it.)

@@ -47,10 +47,11 @@ final class LocalSMTPServer: Sendable {
         messages.filter { $0.contains("To: <\(recipient)>") && $0.contains("Subject: \(subject)") }
     }
 
-    /// The token a mail carries (`?token=…`).
+    /// The token a mail carries (in its link's fragment).
     static func token(in message: String) -> String? {
-        guard let r = message.range(of: #"token=[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
-        return String(message[r].dropFirst("token=".count))
+        // The link's fragment (`/app/#/reset/<token>`, `/app/#/verify/<token>`).
+        guard let r = message.range(of: #"#/(reset|verify)/[A-Za-z0-9_-]+"#, options: .regularExpression) else { return nil }
+        return String(message[r].split(separator: "/").last ?? "")
     }
 
     func stop() async { await process.terminate() }

@@ -67,7 +67,8 @@ extension TestSuite {
                 VALUES (\(hash), \(user.uid), 'verify', \(user.email), now() + interval '1 hour')
                 """).drain()
         }
-        let confirmed = try await request(.POST, "/v1/auth/verify-email", json: ["token": secret])
+        // The link confirms only inside the account it was sent for (issue 74).
+        let confirmed = try await request(.POST, "/v1/auth/verify-email", token: user.token, json: ["token": secret])
         guard confirmed.status == 204 else { throw TestSetupError("verification failed: \(confirmed.status) \(confirmed.text)") }
         let login = try await request(.POST, "/v1/auth/login", json: ["email": user.email, "password": password])
         guard login.status == 200, let token = login.json["accessToken"]?.stringValue else {

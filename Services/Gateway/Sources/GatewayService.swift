@@ -43,6 +43,7 @@ public enum GatewayService {
         AuthRoutes.add(to: router, gateway: gateway)
         WebSignIn.add(to: router, signIn: config.webSignIn)
         MeRoutes.add(to: router, gateway: gateway)
+        SignInRoutes.add(to: router, gateway: gateway)
         ExportRoutes.add(to: router, gateway: gateway)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: config.publicURL)
         AlarmRoutes.add(to: router, gateway: gateway)

@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import GoogleAPI
 import NIOCore
+import NotificationsCore
 import NIOSSL
 import ServiceKit
 
@@ -38,8 +39,20 @@ public struct NotificationsConfig: ServiceConfig {
     /// Push retries: `CHRONIR_PUSH_RETRY_BASE` (default 1 s), `CHRONIR_PUSH_RETRY_MAX` (default
     /// 60 s), `CHRONIR_PUSH_MAX_TRIES` (default 5, 1…100).
     var retry: RetryPolicy
-    /// Sends in flight at once (`CHRONIR_PUSH_CONCURRENCY`, default 64, 1…10 000).
+    /// APNs and FCM sends in flight at once (`CHRONIR_PUSH_CONCURRENCY`, default 64, 1…10 000).
     public var concurrency: Int
+    /// Webhook sends in flight at once, apart from APNs and FCM (`CHRONIR_WEBHOOK_CONCURRENCY`,
+    /// default 16, 1…1 000), of which at most `CHRONIR_WEBHOOK_PER_ACCOUNT` (default 2, 1…100)
+    /// for one account and `CHRONIR_WEBHOOK_PER_DESTINATION` (default 4, 1…1 000) to one host.
+    public var webhookConcurrency: Int
+    public var webhooksPerAccount: Int
+    public var webhooksPerDestination: Int
+    /// The most one webhook send may take, head to body (`CHRONIR_WEBHOOK_DEADLINE`, default
+    /// 10 s, 1 to 30 s: a claimed delivery's lease is 60 s, and no send may outlive it).
+    public var webhookDeadline: Duration
+    /// How long a webhook that found no slot waits before it is claimed again
+    /// (`CHRONIR_WEBHOOK_DEFER`, default 1 s, 100 ms to 60 s).
+    public var webhookDefer: Duration
     /// How often due deliveries are looked for (`CHRONIR_DELIVERY_POLL`, default 100 ms).
     public var poll: Duration
     /// How long inbox entries are kept (`CHRONIR_INBOX_RETENTION`, default 30 days).
@@ -76,10 +89,27 @@ public struct NotificationsConfig: ServiceConfig {
         retry = RetryPolicy(base: try e.duration("CHRONIR_PUSH_RETRY_BASE", .seconds(1)), max: try e.duration("CHRONIR_PUSH_RETRY_MAX", .seconds(60)),
                             tries: try e.int("CHRONIR_PUSH_MAX_TRIES", 5, in: 1...100))
         concurrency = try e.int("CHRONIR_PUSH_CONCURRENCY", 64, in: 1...10_000)
+        webhookConcurrency = try e.int("CHRONIR_WEBHOOK_CONCURRENCY", 16, in: 1...1_000)
+        webhooksPerAccount = try e.int("CHRONIR_WEBHOOK_PER_ACCOUNT", 2, in: 1...100)
+        webhooksPerDestination = try e.int("CHRONIR_WEBHOOK_PER_DESTINATION", 4, in: 1...1_000)
+        webhookDeadline = try e.duration("CHRONIR_WEBHOOK_DEADLINE", .seconds(10))
+        guard webhookDeadline >= .seconds(1), webhookDeadline <= .seconds(30) else {
+            throw ServiceEnvironment.Invalid("CHRONIR_WEBHOOK_DEADLINE must be 1 to 30 seconds (a claimed delivery's lease is 60 s)")
+        }
+        webhookDefer = try e.duration("CHRONIR_WEBHOOK_DEFER", .seconds(1))
+        guard webhookDefer >= .milliseconds(100), webhookDefer <= .seconds(60) else {
+            throw ServiceEnvironment.Invalid("CHRONIR_WEBHOOK_DEFER must be 100 ms to 60 s")
+        }
         poll = try e.duration("CHRONIR_DELIVERY_POLL", .milliseconds(100))
         retention = try e.duration("CHRONIR_INBOX_RETENTION", .seconds(30 * 86_400))
         retentionSweep = try e.duration("CHRONIR_INBOX_SWEEP_INTERVAL", .seconds(3600))
         guard retentionSweep > .zero else { throw ServiceEnvironment.Invalid("CHRONIR_INBOX_SWEEP_INTERVAL must be more than 0") }
+    }
+
+    /// The slots of sends (``SendLanes``).
+    var sendLimits: SendLanes.Limits {
+        SendLanes.Limits(providers: concurrency, webhooks: webhookConcurrency, webhooksPerAccount: webhooksPerAccount,
+                         webhooksPerDestination: webhooksPerDestination)
     }
 
     static func read(_ path: String, _ key: String) throws -> String {
@@ -115,7 +145,7 @@ public struct NotificationsConfig: ServiceConfig {
     /// ``webhookAllowPrivate``), or nil when webhooks are not configured. Shut them down.
     func makeWebhookClients(eventLoopGroup: any EventLoopGroup) throws -> WebhookClients? {
         guard webhookSecret != nil else { return nil }
-        let configuration = WebhookClients.configuration(tls: try makeTLSConfiguration(), concurrency: concurrency)
+        let configuration = WebhookClients.configuration(tls: try makeTLSConfiguration(), concurrency: webhookConcurrency)
         return WebhookClients(eventLoopGroup: eventLoopGroup, configuration: configuration, allowPrivate: webhookAllowPrivate)
     }
 
@@ -129,7 +159,7 @@ public struct NotificationsConfig: ServiceConfig {
         }
         if let secret = webhookSecret, let webhooks {
             providers[PushProviderKind.webhook.rawValue] = WebhookProvider(secret: SymmetricKey(data: Data(secret.utf8)), clients: webhooks,
-                                                                           allowHTTP: webhookAllowHTTP)
+                                                                           allowHTTP: webhookAllowHTTP, deadline: webhookDeadline)
         }
         return providers
     }

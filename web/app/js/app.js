@@ -4,7 +4,7 @@ import { forgetPosition, listen } from "./live.js";
 import { store } from "./store.js";
 import { toast } from "./ui.js";
 import { finish as finishProviderSignIn, isCallback } from "./oauth.js";
-import { authView, onboardingView, resetView, verifyView } from "./views/auth.js";
+import { authView, forgotView, onboardingView, resetView, verifyView } from "./views/auth.js";
 import { listView, detailView } from "./views/alarms.js";
 import { showFiring } from "./views/firing.js";
 import { groupsView, groupView, inviteView } from "./views/groups.js";
@@ -21,6 +21,7 @@ const routes = [
   [/^#\/groups$/, () => groupsView(), true],
   [/^#\/groups\/([^/]+)$/, (m) => groupView(decodeURIComponent(m[1])), true],
   [/^#\/invite\/([^/]+)$/, (m) => inviteView(decodeURIComponent(m[1])), false],
+  [/^#\/forgot$/, () => forgotView(), false],
   [/^#\/reset\/([A-Za-z0-9_-]+)$/, (m) => resetView(m[1]), false],
   [/^#\/verify\/([A-Za-z0-9_-]+)$/, (m) => verifyView(m[1]), false],
   [/^#\/upgrade$/, () => paywallView(), true],

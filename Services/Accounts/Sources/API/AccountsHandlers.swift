@@ -30,7 +30,9 @@ struct AccountsHandlers: Sendable {
         router.on(AccountsMethods.RequestPasswordReset.self) { request, _ in try await requestPasswordReset(request) }
         router.on(AccountsMethods.ConfirmPasswordReset.self) { request, _ in try await confirmPasswordReset(request) }
         router.on(AccountsMethods.RequestVerification.self) { _, context in try await requestVerification(try context.requireActor()) }
-        router.on(AccountsMethods.ConfirmVerification.self) { request, _ in try await confirmVerification(request) }
+        router.on(AccountsMethods.ConfirmVerification.self) { request, context in
+            try await confirmVerification(request, actor: context.actor)
+        }
         router.on(AccountsMethods.Refresh.self) { request, _ in try await refresh(request) }
         router.on(AccountsMethods.Logout.self) { request, context in try await logout(request, context) }
         router.on(AccountsMethods.GetMe.self) { _, context in try await me(try context.requireActor()) }
@@ -41,6 +43,13 @@ struct AccountsHandlers: Sendable {
             .init(devices: try await store.devices(of: try context.requireActor()))
         }
         router.on(AccountsMethods.DeleteDevice.self) { request, context in try await deleteDevice(try context.requireActor(), request.deviceId) }
+        router.on(AccountsMethods.ListIdentities.self) { _, context in try await listIdentities(try context.requireActor()) }
+        router.on(AccountsMethods.UnlinkIdentity.self) { request, context in try await unlinkIdentity(try context.requireActor(), request) }
+        router.on(AccountsMethods.ListSessions.self) { _, context in
+            try await listSessions(try context.requireActor(), current: context.envelope.headers[AuthHeaders.session])
+        }
+        router.on(AccountsMethods.EndSession.self) { request, context in try await endSession(try context.requireActor(), request) }
+        router.on(AccountsMethods.EndAllSessions.self) { _, context in try await endAllSessions(try context.requireActor()) }
         router.on(AccountsMethods.Keys.self) { _, _ in await issuer.publishedKeys() }
         router.on(AccountsMethods.RotateSigningKey.self) { _, _ in try await issuer.rotate() }
         router.on(AccountsMethods.Revocations.self) { _, _ in try await revocations() }

@@ -101,20 +101,39 @@ extension AccountsHandlers {
         return Empty()
     }
 
-    /// Marks the email verified, if it is still the one the mail went to.
-    func confirmVerification(_ request: EmailVerificationConfirmation) async throws -> Empty {
-        let user: User = try await outbox.transaction { c in
+    /// Marks the email verified, if it is still the one the mail went to, and only inside the
+    /// account that asked for the mail: `actor` must be that account.
+    ///
+    /// A verification mail goes to an address nobody proved yet. Whoever opens its link is the
+    /// address's owner, but not necessarily the account's: an attacker may have signed up with
+    /// the victim's address and asked for the mail (a pre-hijack). Confirming on open, signed in
+    /// to nothing, would hand the attacker an account holding a proven copy of the victim's
+    /// address (the victim's Apple/Google sign-in would then join it, invitations to the address
+    /// would reach it). So the link confirms only for the signed-in account it was sent for; the
+    /// owner of the address who did not make the account takes it back with a password reset,
+    /// which proves the address and removes what was made before (``takeBack``).
+    func confirmVerification(_ request: EmailVerificationConfirmation, actor: String?) async throws -> Empty {
+        guard let actor, !actor.isEmpty else {
+            throw ServiceError(.authRequired, """
+                sign in to the account this mail was sent for, then open the link again: it confirms the address only \
+                inside that account. If you did not make a Chronir account, ignore the mail
+                """)
+        }
+        try await outbox.transaction { c in
             guard let (uid, email) = try await AccountMails.consume(request.token, .verify, on: c, logger: database.logger) else {
                 throw ServiceError(.validationFailed, "token is not a valid verification token (unknown, used or expired)")
+            }
+            // Thrown inside the transaction: the token is not used up.
+            guard uid == actor else {
+                database.logger.notice("verification link opened in another account", metadata: ["user": "\(actor)", "for": "\(uid)"])
+                throw ServiceError(.permissionDenied, "this link confirms the address of another account: sign in to the account the mail was sent for")
             }
             guard try await store.markEmailVerified(of: uid, email: email, on: c) else {
                 throw ServiceError(.validationFailed, "the account's email changed since this mail was sent")
             }
             guard let user = try await store.user(id: uid, on: c) else { throw ServiceError(.authRequired, "this account no longer exists") }
             try await outbox.append(AccountsEvents.userUpserted, upserted(user), actor: uid, on: c)
-            return user
         }
-        _ = user
         return Empty()
     }
 }

@@ -43,6 +43,9 @@ struct AccountMails: Sendable {
         let minutes = Int(ttl.components.seconds / 60)
         let (subject, body): (String, String)
         switch purpose {
+        // The token rides in the link's fragment (after `#`), which browsers never send: it
+        // reaches no server's access log, proxy or Referer (`/reset-password?token=` and
+        // `/verify-email?token=`, the links of older mails, still redirect).
         case .reset:
             subject = "Reset your Chronir password"
             body = """
@@ -51,7 +54,7 @@ struct AccountMails: Sendable {
                 Someone (we hope you) asked to reset the password of your Chronir account.
                 Open this link within \(minutes) minutes to choose a new one:
 
-                \(publicURL)/reset-password?token=\(token)
+                \(publicURL)/app/#/reset/\(token)
 
                 Or enter this code in the app: \(token)
 
@@ -63,11 +66,19 @@ struct AccountMails: Sendable {
             body = """
                 Hello \(name),
 
-                Open this link within \(minutes / 60) hours to confirm that this address is yours:
+                A Chronir account was made with this address, or asked to confirm it. If it is
+                yours, sign in to it and open this link within \(minutes / 60) hours to confirm
+                that this address is yours:
 
-                \(publicURL)/verify-email?token=\(token)
+                \(publicURL)/app/#/verify/\(token)
 
-                Or enter this code in the app: \(token)
+                Or enter this code in the app while signed in: \(token)
+
+                If you did not make a Chronir account, someone else typed your address: ignore
+                this mail, and nothing is confirmed. To take the account from them and remove
+                everything made in it, ask for a password reset with this address:
+
+                \(publicURL)/app/#/forgot
                 """
         }
         try await MailOutbox.enqueue(to: email, subject: subject, body: body, userId: uid, on: c, logger: logger)

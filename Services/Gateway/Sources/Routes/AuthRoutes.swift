@@ -75,8 +75,17 @@ enum AuthRoutes {
         router.post("/v1/auth/password-reset/confirm") { request, context in
             try await confirm(AccountsMethods.ConfirmPasswordReset.self, request, address: g.source(request, context), gateway: g)
         }
+        // A verification link confirms the address only inside the account it was sent for
+        // (``AccountsHandlers.confirmVerification``): the caller must be signed in to it.
         router.post("/v1/auth/verify-email") { request, context in
-            try await confirm(AccountsMethods.ConfirmVerification.self, request, address: g.source(request, context), gateway: g)
+            guard request.headers[.authorization] != nil else {
+                throw ServiceError(.authRequired, """
+                    sign in to the account this mail was sent for, then open the link again: it confirms the address only \
+                    inside that account. If you did not make a Chronir account, ignore the mail
+                    """)
+            }
+            let caller = try await g.caller(request)
+            return try await confirm(AccountsMethods.ConfirmVerification.self, request, address: g.source(request, context), caller: caller, gateway: g)
         }
         router.post("/v1/me/email-verification") { request, _ in
             let caller = try await g.caller(request)
@@ -114,10 +123,11 @@ enum AuthRoutes {
     /// Forwards the confirmation of a mailed token (`method`, answered 204) under the
     /// per-address limit on confirmations; one that succeeds gives its turn back, so the limit
     /// bounds guessing tokens, not answering mails.
-    static func confirm(_ method: any RPCMethod.Type, _ request: Request, address: String, gateway g: Gateway) async throws -> Response {
+    static func confirm(_ method: any RPCMethod.Type, _ request: Request, address: String, caller: Caller? = nil,
+                        gateway g: Gateway) async throws -> Response {
         let payload = try await HTTPSupport.payload(request)
         try await g.throttle.admitTokenConfirm(address: address)
-        let response = try await g.forward(method, g.clients.accounts, payload: payload, caller: nil, status: .noContent)
+        let response = try await g.forward(method, g.clients.accounts, payload: payload, caller: caller, status: .noContent)
         await g.throttle.refundTokenConfirm(address: address)
         return response
     }

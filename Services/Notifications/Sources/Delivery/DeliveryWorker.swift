@@ -1,6 +1,8 @@
+import Contracts
 import Foundation
 import Logging
 import Messaging
+import NotificationsCore
 import Outbox
 import Persistence
 import PostgresNIO
@@ -12,6 +14,13 @@ import Synchronization
 /// leased for a minute by moving its `next_attempt_at`: a worker that dies mid-send leaves it to
 /// be tried again, never lost. Claiming, sending and recording overlap (a pipeline), so sends
 /// never wait for the database. Graceful shutdown finishes the sends in flight and records them.
+///
+/// Sends hold slots of ``SendLanes``: APNs and FCM one lane (`concurrency`), webhooks another,
+/// capped per account and per destination. A webhook whose lane, account or destination is full
+/// is put back for ``deferFor`` (its attempt not counted) instead of waiting, so slow receivers
+/// of one account delay only that account's webhooks. Every send ends within its provider's
+/// deadline (webhooks: `CHRONIR_WEBHOOK_DEADLINE`, at most 30 s), well inside the 60 s lease:
+/// no row is claimed again while a send of it is still open.
 final class DeliveryWorker: Service, Sendable {
     private let store: NotificationStore
     private let providers: [String: any PushProvider]
@@ -19,7 +28,9 @@ final class DeliveryWorker: Service, Sendable {
     private let telemetry: Telemetry
     private let logger: Logger
     private let poll: Duration
-    private let concurrency: Int
+    private let limits: SendLanes.Limits
+    /// How long a webhook put back by ``SendLanes`` waits before it is claimed again.
+    private let deferFor: Duration
     private let signal = WakeSignal()
     /// Set by shutdown: claim nothing more, finish and record what is claimed.
     private let stopping = Atomic<Bool>(false)
@@ -30,17 +41,25 @@ final class DeliveryWorker: Service, Sendable {
     private let maxInstants = 4_096
     /// Deliveries claimed at a time; the next claim starts when fewer than `concurrency` are
     /// left to send.
-    private var batchSize: Int { max(concurrency * 2, 128) }
+    private var batchSize: Int { max(limits.providers * 2, 128) }
 
     init(store: NotificationStore, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
-         poll: Duration, concurrency: Int) {
+         poll: Duration, limits: SendLanes.Limits, deferFor: Duration = .seconds(1)) {
         self.store = store
         self.providers = providers
         self.policy = policy
         self.telemetry = telemetry
         self.logger = logger
         self.poll = poll
-        self.concurrency = concurrency
+        self.limits = limits
+        self.deferFor = deferFor
+    }
+
+    /// The lane a claimed delivery's send takes.
+    static func lane(of c: Claimed) -> SendLanes.Lane {
+        guard c.target.provider == PushProviderKind.webhook.rawValue else { return .provider }
+        let host = c.target.webhookUrl.flatMap(URL.init(string:)).flatMap { $0.host?.lowercased() } ?? ""
+        return .webhook(account: c.target.userId, destination: host)
     }
 
     /// New deliveries were queued.
@@ -107,6 +126,8 @@ final class DeliveryWorker: Service, Sendable {
         case sent(Sent)
         case claimed([Claimed])
         case recorded
+        /// A wake, the poll or a queued instant while sends were in flight.
+        case woke
     }
 
     /// Keeps `concurrency` sends in flight: claims the next due rows while sends are out,
@@ -118,13 +139,17 @@ final class DeliveryWorker: Service, Sendable {
         await withTaskGroup(of: Step.self) { group in
             var queue: [Claimed] = []
             var next = 0
-            var inFlight = 0
+            var lanes = SendLanes(limits: limits)
+            var deferred: [Int64] = []
             var claiming = false
             var recording = false
             var exhausted = false
             // A wake that came while a claim was out: that claim may have missed the new rows.
             var wokenWhileClaiming = false
             var finished: [Sent] = []
+            // A task waiting for a wake, the poll or an instant while sends are in flight: a
+            // send may take up to its deadline, and the loop must not wait that long to claim.
+            var ticking = false
             while true {
                 // A wake, or the instant pushes were queued for has come (also while sends are
                 // in flight): claim again.
@@ -133,17 +158,25 @@ final class DeliveryWorker: Service, Sendable {
                     if claiming { wokenWhileClaiming = true }
                 }
                 let stop = stopping.load(ordering: .relaxed)
-                while inFlight < concurrency, next < queue.count {
+                dispatch: while next < queue.count {
                     let c = queue[next]
-                    next += 1
-                    inFlight += 1
-                    group.addTask { .sent(await self.deliver(c)) }
+                    switch lanes.admit(Self.lane(of: c)) {
+                    case .send:
+                        next += 1
+                        group.addTask { .sent(await self.deliver(c)) }
+                    case .deferred(let why):
+                        next += 1
+                        deferred.append(c.target.deliveryId)
+                        telemetry.counter("chronir_push_deferred_total", [("reason", why.rawValue)]).increment()
+                    case .full:
+                        break dispatch
+                    }
                 }
                 if next == queue.count, next > 0 {
                     queue.removeAll(keepingCapacity: true)
                     next = 0
                 }
-                if !claiming, !stop, !exhausted, queue.count - next < concurrency {
+                if !claiming, !stop, !exhausted, queue.count - next < limits.providers {
                     claiming = true
                     let limit = batchSize
                     group.addTask {
@@ -156,19 +189,28 @@ final class DeliveryWorker: Service, Sendable {
                         }
                     }
                 }
-                if !recording, !finished.isEmpty {
+                if !recording, !finished.isEmpty || !deferred.isEmpty {
                     recording = true
-                    let round = finished
+                    let round = finished, putBack = deferred
                     finished.removeAll(keepingCapacity: true)
+                    deferred.removeAll(keepingCapacity: true)
                     group.addTask {
                         do {
-                            try await self.record(round)
+                            try await self.record(round, deferred: putBack)
                         } catch {
                             // The rows stay leased: they are tried again when the lease ends.
                             self.logger.error("delivery record: \(error)")
                             try? await Task.sleep(for: .seconds(1))
                         }
                         return .recorded
+                    }
+                }
+                if !ticking, !stop, exhausted, lanes.inFlight > 0 {
+                    ticking = true
+                    group.addTask {
+                        let wait = self.untilInstant()
+                        if wait > .zero { await self.signal.wait(timeout: wait) }
+                        return .woke
                     }
                 }
                 guard let step = await group.next() else {
@@ -181,7 +223,7 @@ final class DeliveryWorker: Service, Sendable {
                 }
                 switch step {
                 case .sent(let s):
-                    inFlight -= 1
+                    lanes.release(Self.lane(of: s.claimed))
                     finished.append(s)
                 case .claimed(let rows):
                     claiming = false
@@ -190,6 +232,9 @@ final class DeliveryWorker: Service, Sendable {
                     queue.append(contentsOf: rows)
                 case .recorded:
                     recording = false
+                case .woke:
+                    ticking = false
+                    exhausted = false
                 }
             }
         }
@@ -230,10 +275,16 @@ final class DeliveryWorker: Service, Sendable {
         return Sent(claimed: c, result: result, latencyMs: ms)
     }
 
-    /// Records a round: every attempt and every successful delivery in bulk, the rest one by one.
-    func record(_ results: [Sent]) async throws {
-        guard !results.isEmpty else { return }
+    /// Records a round: every attempt and every successful delivery in bulk, the rest one by one;
+    /// the `deferred` deliveries go back to wait ``deferFor``, their attempt not counted.
+    func record(_ results: [Sent], deferred: [Int64] = []) async throws {
+        guard !results.isEmpty || !deferred.isEmpty else { return }
         try await store.database.transaction { conn in
+            if !deferred.isEmpty {
+                try await store.putBack(ids: deferred, forSeconds: Double(deferFor.components.seconds) + Double(deferFor.components.attoseconds) / 1e18,
+                                        on: conn, logger: logger)
+            }
+            guard !results.isEmpty else { return }
             let outcomes = results.map { s -> String in
                 s.result.outcome == .retry && s.claimed.attempt >= policy.tries ? "failed" : s.result.outcome.rawValue
             }

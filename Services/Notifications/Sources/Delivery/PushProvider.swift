@@ -64,17 +64,39 @@ enum ProviderHTTP {
         headers.first(name: "retry-after").flatMap(TimeInterval.init)
     }
 
-    /// Sends `request` and classifies the answer with `reason`, which reads the error body.
+    /// Sends `request` and classifies the answer with `reason`, which reads the error body. The
+    /// whole send, head and body, ends within `timeout` (``bounded(_:_:)``).
     static func execute(_ client: HTTPClient, _ request: HTTPClientRequest, timeout: TimeAmount,
-                        reason: (Int, Data) -> String?, classify: (Int, String?, TimeInterval?) -> PushResult = PushResult.classify)
+                        reason: @escaping @Sendable (Int, Data) -> String?,
+                        classify: @escaping @Sendable (Int, String?, TimeInterval?) -> PushResult = PushResult.classify)
         async -> PushResult {
-        do {
-            let response = try await client.execute(request, timeout: timeout)
-            let status = Int(response.status.code)
-            let data = await body(response)
-            return classify(status, status < 300 ? nil : reason(status, data), retryAfter(response.headers))
-        } catch {
-            return .transport(error)
+        await bounded(.nanoseconds(timeout.nanoseconds)) {
+            do {
+                let response = try await client.execute(request, timeout: timeout)
+                let status = Int(response.status.code)
+                let data = await body(response)
+                return classify(status, status < 300 ? nil : reason(status, data), retryAfter(response.headers))
+            } catch {
+                return .transport(error)
+            }
+        }
+    }
+
+    /// Runs a send, but no longer than `deadline`: an absolute bound on the slot it holds, where
+    /// AsyncHTTPClient's own timeouts cover the response head (`execute(timeout:)`) or an idle
+    /// read (a byte every few seconds resets it). Past the deadline the send's task is
+    /// cancelled — AsyncHTTPClient then cancels the request and closes its connection — and the
+    /// answer is a retry.
+    static func bounded(_ deadline: Duration, _ send: @escaping @Sendable () async -> PushResult) async -> PushResult {
+        await withTaskGroup(of: PushResult?.self) { group in
+            group.addTask { await send() }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? PushResult(status: 0, outcome: .retry, reason: "no answer within \(deadline)")
         }
     }
 }

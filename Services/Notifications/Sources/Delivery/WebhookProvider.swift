@@ -15,18 +15,22 @@ import NIOCore
 /// refuses, or whose host is or resolves to an internal address, fails for good without a
 /// connection, and the request goes only to an address that was checked (``WebhookClients``).
 /// Redirects are not followed (a 3xx fails), and the reason recorded for an error keeps the
-/// status and at most ``reasonBodyBytes`` of the body, without control characters.
+/// status and at most ``reasonBodyBytes`` of the body, without control characters. A send
+/// holds a slot of the webhook lane (``SendLanes``, apart from APNs and FCM) until its
+/// ``deadline`` at the latest.
 struct WebhookProvider: PushProvider {
     let secret: SymmetricKey
     let clients: WebhookClients
     /// Plain `http://` endpoints are refused unless allowed (local development, tests).
     let allowHTTP: Bool
+    /// The most a send may take, from the request to the last byte read
+    /// (`CHRONIR_WEBHOOK_DEADLINE`): a receiver that trickles its head or body is cut off then.
+    /// Shorter than a claimed delivery's lease (60 s), so no send is still open when another
+    /// worker may claim the row again.
+    var deadline: Duration = .seconds(10)
 
     /// How much of an error body a reason keeps (it is logged, stored and exported).
     static let reasonBodyBytes = 64
-    /// The most of a response body read (to reuse the connection); the rest is dropped.
-    static let readBodyBytes = 4096
-
     static func signature(secret: SymmetricKey, timestamp: Int, body: Data) -> String {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
@@ -95,38 +99,69 @@ struct WebhookProvider: PushProvider {
                             value: Self.signature(secret: secret, timestamp: Int(Date().timeIntervalSince1970), body: body))
         request.body = .bytes(ByteBuffer(data: body))
         let prepared = request
+        let deadline = deadline
         return await clients.withClient(route, host: host) { client in
-            await Self.execute(client, prepared)
+            await Self.execute(client, prepared, deadline: deadline)
         } ?? PushResult(status: 0, outcome: .retry, reason: "the webhook clients are shut down")
     }
 
-    /// Sends `request` (5 s to the response head) and classifies the answer: 2xx sent, 410
-    /// unregistered, 429 and 5xx retried, anything else (a redirect too) failed.
-    static func execute(_ client: HTTPClient, _ request: HTTPClientRequest) async -> PushResult {
+    /// Sends `request` and classifies the answer: 2xx sent, 410 unregistered, 429 and 5xx
+    /// retried, anything else (a redirect too) failed. The whole send — connect, head and the
+    /// little of an error body a reason keeps — ends by `deadline` (an absolute bound, not an
+    /// idle timeout a trickle of bytes keeps resetting): past it the request is cancelled, its
+    /// connection closed, and the delivery retried. A 2xx body is never read.
+    static func execute(_ client: HTTPClient, _ request: HTTPClientRequest, deadline: Duration) async -> PushResult {
+        var result = await ProviderHTTP.bounded(deadline) { await attempt(client, request, deadline: deadline) }
+        if result.status == 0, result.reason?.hasPrefix("no answer within") == true {
+            result.reason = "the webhook did not answer within \(deadline)"
+        }
+        return result
+    }
+
+    private static func attempt(_ client: HTTPClient, _ request: HTTPClientRequest, deadline: Duration) async -> PushResult {
         do {
-            let response = try await client.execute(request, timeout: .seconds(5))
+            let response = try await client.execute(request, timeout: .seconds(deadline.components.seconds))
             let status = Int(response.status.code)
-            let head = await Self.head(of: response.body, upTo: readBodyBytes)
-            let reason = status < 300 ? nil : Self.reason(status: status, body: head)
-            return PushResult.classify(status: status, reason: reason, retryAfter: ProviderHTTP.retryAfter(response.headers))
+            guard status >= 300 else {
+                // Delivered: the body is not read (dropping it closes the connection rather than
+                // wait for it).
+                return PushResult.classify(status: status, reason: nil, retryAfter: nil)
+            }
+            // The status decides; the reason's few bytes get a second at most.
+            let head = await Self.head(of: response.body, upTo: reasonBodyBytes, within: .seconds(1))
+            return PushResult.classify(status: status, reason: Self.reason(status: status, body: head),
+                                       retryAfter: ProviderHTTP.retryAfter(response.headers))
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            return PushResult(status: 0, outcome: .retry, reason: "the webhook did not answer within \(deadline)")
         } catch {
             return .transport(error)
         }
     }
 
-    /// The first `limit` bytes (or a little more: whole chunks) of a response body; the rest is
-    /// not read.
-    static func head(of body: HTTPClientResponse.Body, upTo limit: Int) async -> [UInt8] {
-        var out: [UInt8] = []
-        do {
-            for try await chunk in body {
-                out.append(contentsOf: chunk.readableBytesView)
-                if out.count >= limit { break }
+    /// The first `limit` bytes (or a little more: whole chunks) of a response body, or none when
+    /// they do not come `within` the time given (a trickled body); the rest is not read.
+    static func head(of body: HTTPClientResponse.Body, upTo limit: Int, within: Duration) async -> [UInt8] {
+        await withTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var out: [UInt8] = []
+                do {
+                    for try await chunk in body {
+                        out.append(contentsOf: chunk.readableBytesView)
+                        if out.count >= limit { break }
+                    }
+                } catch {
+                    // What arrived before the error is enough for a reason.
+                }
+                return out
             }
-        } catch {
-            // What arrived before the error is enough for a reason.
+            group.addTask {
+                try? await Task.sleep(for: within)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? []
         }
-        return out
     }
 
     /// `HTTP <status>`, with at most ``reasonBodyBytes`` of the body with control and format

@@ -57,6 +57,15 @@ extension NotificationStore {
             """, logger: logger)
     }
 
+    /// Puts claimed deliveries back for `seconds` without counting their attempt (their send
+    /// did not start: ``SendLanes`` had no slot for them).
+    func putBack(ids: [Int64], forSeconds seconds: Double, on c: PostgresConnection, logger: Logger) async throws {
+        try await c.query("""
+            UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => \(seconds)), attempts = greatest(attempts - 1, 0)
+            WHERE id = ANY(\(ids)::bigint[]) AND state = 'pending'
+            """, logger: logger)
+    }
+
     /// Marks the deliveries `ids` sent, with one statement.
     func markSent(ids: [Int64], on c: PostgresConnection, logger: Logger) async throws {
         try await c.query("""

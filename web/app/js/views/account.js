@@ -1,8 +1,9 @@
-// The paywall (GET /v1/products) and the settings: profile, time zone, export, sign out, delete.
+// The paywall (GET /v1/products) and the settings: profile, time zone, sign-in and security, export, sign out, delete.
 import { api, session } from "../api.js";
 import { store } from "../store.js";
 import { zones } from "../schedule.js";
 import { h, toast, field, errorText } from "../ui.js";
+import { securityCard } from "./security.js";
 
 export async function paywallView() {
   const reason = sessionStorage.getItem("chronir.paywallReason");
@@ -84,6 +85,7 @@ export async function settingsView() {
       h("label", {}, consent, " Share anonymous usage statistics (no titles, notes or names)"),
       h("button", { class: "btn btn-primary", type: "submit" }, "Save")),
     err,
+    securityCard(me),
     h("div", { class: "row" },
       h("button", { class: "btn", onclick: () => act(async () => {
         const r = await api("GET", "/v1/me/export", undefined, { raw: true });

@@ -1,5 +1,5 @@
 // Sign up, sign in, and the three onboarding screens (US-6.1).
-import { api, signedIn } from "../api.js";
+import { api, signedIn, session, refresh } from "../api.js";
 import { store } from "../store.js";
 import { zone } from "../schedule.js";
 import { h, field, errorText } from "../ui.js";
@@ -43,7 +43,36 @@ export function authView(mode) {
     h("p", { class: "muted" }, "Chronir keeps long-cycle alarms — rent, renewals, filters, check-ups — and rings until you mark them done."),
     others,
     form,
+    up ? null : h("p", {}, h("a", { href: "#/forgot" }, "Forgot your password?")),
     h("p", {}, up ? "Have an account? " : "New here? ", h("a", { href: up ? "#/signin" : "#/signup" }, up ? "Sign in" : "Create an account")));
+}
+
+/** "Forgot your password?": a reset mail to the address, when it has an account (the answer
+ *  is the same either way). Also how the owner of an address someone else signed up with
+ *  takes that account back: the reset proves the address and removes what was made in it. */
+export function forgotView() {
+  const err = h("p", { class: "error", role: "alert" });
+  const email = h("input", { type: "email", name: "email", autocomplete: "email", required: true, maxlength: 254 });
+  const section = h("section", {});
+  const form = h("form", { class: "stack", onsubmit: async (e) => {
+    e.preventDefault();
+    err.textContent = "";
+    try {
+      await api("POST", "/v1/auth/password-reset", { email: email.value });
+      section.replaceChildren(
+        h("h1", {}, "Check your mail"),
+        h("p", { role: "status" }, "If an account has this address, a mail with a link to choose a new password is on its way."),
+        h("a", { class: "btn", href: "#/signin" }, "Back to sign in"));
+    } catch (e2) { err.textContent = errorText(e2); }
+  } },
+    h("label", {}, "Email", email),
+    err,
+    h("button", { class: "btn btn-primary", type: "submit" }, "Send the reset mail"));
+  section.append(
+    h("h1", {}, "Reset your password"),
+    h("p", { class: "muted" }, "We mail a link to choose a new password. Resetting signs you out on every device. If someone else made an account with your address, the reset gives it to you and removes everything they made in it."),
+    form);
+  return section;
 }
 
 /** The link of a password-reset mail: a new password for the account, then sign in. */
@@ -73,20 +102,35 @@ export function resetView(token) {
   return section;
 }
 
-/** The link of a verification mail: confirms the address at once. */
+/** The link of a verification mail. It confirms the address only inside the account it was
+ *  sent for (issue 74): signed out, the screen says so and offers to sign in (coming back
+ *  here after) — and tells the owner of an address someone else signed up with what to do. */
 export function verifyView(token) {
   const status = h("p", { role: "status" }, "Confirming your address…");
-  const section = h("section", {}, h("h1", {}, "Confirm your email"), status);
-  history.replaceState(null, "", `${location.pathname}#/signin`);
-  api("POST", "/v1/auth/verify-email", { token })
+  const section = h("section", { class: "stack" }, h("h1", {}, "Confirm your email"), status);
+  // The token leaves the address bar (and the history) at once.
+  history.replaceState(null, "", `${location.pathname}${session.get() ? "#/signin" : "#/signup"}`);
+  const notYours = h("p", { class: "muted" }, "Did not make a Chronir account? Someone typed your address: ignore the mail and nothing is confirmed. To take that account and remove what was made in it, ",
+    h("a", { href: "#/forgot" }, "reset its password"), ".");
+  if (!session.get()) {
+    status.textContent = "Sign in to the account this mail was sent for: the link confirms the address only there.";
+    section.append(h("a", { class: "btn btn-primary", href: "#/signin", onclick: () => sessionStorage.setItem("chronir.after", `#/verify/${token}`) }, "Sign in to confirm"), notYours);
+    return section;
+  }
+  (async () => {
+    if (!session.get()?.accessToken) await refresh();   // after a reload: the access token from the cookie
+    await api("POST", "/v1/auth/verify-email", { token });
+  })()
     .then(() => {
       status.textContent = "Your address is confirmed. Thank you.";
       section.append(h("a", { class: "btn btn-primary", href: "#/alarms" }, "Open Chronir"));
     })
     .catch((e) => {
       status.textContent = "";
+      const other = e?.code === "CA007";
       section.append(h("p", { class: "error", role: "alert" }, errorText(e)),
-        h("p", {}, "Ask for a new mail from Settings once you are signed in."));
+        h("p", {}, other ? "Sign out, then sign in to the account the mail was sent to and open the link again."
+                         : "Ask for a new mail from Settings once you are signed in."), notYours);
     });
   return section;
 }
