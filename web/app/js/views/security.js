@@ -28,6 +28,7 @@ export function securityCard(me) {
 
   async function paintSessions() {
     const { sessions: list } = await api("GET", "/v1/me/sessions");
+    list.sort((a, b) => Number(b.current) - Number(a.current));   // this browser first
     sessions.replaceChildren(...list.map((s) => h("li", { class: "row", "data-current": s.current ? "true" : "false" },
       h("span", { style: "flex:1" }, `Signed in ${when(s.createdAt)} · last active ${when(s.lastActiveAt)}`, s.current ? h("strong", {}, " · this browser") : ""),
       s.current ? null : h("button", { class: "btn", onclick: () => act(async () => {
