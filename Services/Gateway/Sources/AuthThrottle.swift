@@ -45,6 +45,21 @@ final class AuthThrottle: Sendable {
         /// Store purchase verifications (`/v1/subscriptions/*`, the snooze ledger) one account
         /// may send per hour (`CHRONIR_STORE_VERIFICATIONS_PER_HOUR`).
         var storeVerificationsPerUserPerHour = 60
+        /// Store notifications (`/v1/webhooks/apple`, `/google`: unauthenticated, each a
+        /// certificate-chain or token check) one address may send per hour that are refused;
+        /// one that is applied gives its turn back (`CHRONIR_STORE_NOTIFICATIONS_REFUSED_PER_HOUR`).
+        var storeNotificationsRefusedPerAddressPerHour = 60
+        /// Wrong operator tokens one address may send per hour (`CHRONIR_OPS_TOKEN_FAILURES_PER_HOUR`).
+        var opsTokenFailuresPerAddressPerHour = 10
+        /// How many /64s' worth of every per-address limit one IPv6 /48 may take
+        /// (`CHRONIR_IPV6_PREFIX_SHARE`): a /48 holds 65 536 /64s, and an attacker holding one
+        /// must not multiply the limits by that.
+        var ipv6PrefixShare = 8
+        /// Alarm edits one account may make per hour (`CHRONIR_ALARM_EDITS_PER_HOUR`; each edit of
+        /// a shared or group alarm sends a silent push to every member's devices).
+        var alarmEditsPerUserPerHour = 600
+        /// Edits of one alarm per hour by one editor (`CHRONIR_ALARM_EDITS_PER_ALARM_PER_HOUR`).
+        var alarmEditsPerAlarmPerHour = 120
     }
 
     private let limits: Limits
@@ -57,10 +72,77 @@ final class AuthThrottle: Sendable {
         self.state = state
     }
 
-    /// Takes one sign-up from `address`'s bucket, or throws `CA019`.
+    /// The /48 of an IPv6 limit key (`2001:db8:1:2::/64` → `2001:db8:1::/48`); nil for IPv4
+    /// and anything else.
+    static func prefix48(of key: String) -> String? {
+        guard key.hasSuffix("::/64") else { return nil }
+        let groups = key.dropLast(5).split(separator: ":", omittingEmptySubsequences: false)
+        guard groups.count == 4 else { return nil }
+        return groups.prefix(3).joined(separator: ":") + "::/48"
+    }
+
+    /// Takes one from `address`'s bucket and, for IPv6, from its /48's (``Limits/ipv6PrefixShare``
+    /// times as large); the seconds to wait when either is empty (the /64's token is then given
+    /// back: the request was not served).
+    private func takeAddress(_ bucket: String, _ address: String, perHour: Int, now: Date) async -> Int? {
+        if let wait = await state.take(bucket, address, perHour: perHour, now: now) { return wait }
+        guard let prefix = Self.prefix48(of: address) else { return nil }
+        if let wait = await state.take(bucket, prefix, perHour: perHour * limits.ipv6PrefixShare, now: now) {
+            await state.refund(bucket, address, perHour: perHour)
+            return wait
+        }
+        return nil
+    }
+
+    /// Gives back what ``takeAddress(_:_:perHour:now:)`` took.
+    private func refundAddress(_ bucket: String, _ address: String, perHour: Int) async {
+        await state.refund(bucket, address, perHour: perHour)
+        if let prefix = Self.prefix48(of: address) { await state.refund(bucket, prefix, perHour: perHour * limits.ipv6PrefixShare) }
+    }
+
+    /// Takes one sign-up from `address`'s bucket (and its /48's), or throws `CA019`.
     func admitSignup(address: String, now: Date = Date()) async throws {
-        if let wait = await state.take("signups", address, perHour: limits.signupsPerAddressPerHour, now: now) {
+        if let wait = await takeAddress("signups", address, perHour: limits.signupsPerAddressPerHour, now: now) {
             throw Self.refusal("too many sign-ups from this address", wait)
+        }
+    }
+
+    /// Takes one store notification from `address`'s bucket, or throws `CA019` — before the body
+    /// is read. One that is applied gives it back (``refundStoreNotification(address:)``), so the
+    /// limit bounds refused ones (made up, replayed, badly signed), not the store's traffic.
+    func admitStoreNotification(address: String, now: Date = Date()) async throws {
+        if let wait = await takeAddress("storeNotifications", address, perHour: limits.storeNotificationsRefusedPerAddressPerHour, now: now) {
+            throw Self.refusal("too many refused store notifications from this address", wait)
+        }
+    }
+
+    func refundStoreNotification(address: String) async {
+        await refundAddress("storeNotifications", address, perHour: limits.storeNotificationsRefusedPerAddressPerHour)
+    }
+
+    /// Takes one operator-token attempt from `address`'s bucket, or throws `CA019`; a right
+    /// token gives it back (``refundOpsToken(address:)``).
+    func admitOpsToken(address: String, now: Date = Date()) async throws {
+        if let wait = await takeAddress("opsToken", address, perHour: limits.opsTokenFailuresPerAddressPerHour, now: now) {
+            throw Self.refusal("too many wrong operator tokens from this address", wait)
+        }
+    }
+
+    func refundOpsToken(address: String) async {
+        await refundAddress("opsToken", address, perHour: limits.opsTokenFailuresPerAddressPerHour)
+    }
+
+    /// Takes one alarm edit from `user`'s bucket and from the bucket of `user`'s edits of
+    /// `alarm`, or throws `CA019`. The alarm's bucket is per editor: one member cannot use up
+    /// the owner's edits of a shared alarm.
+    func admitAlarmEdit(user: String, alarm: String, now: Date = Date()) async throws {
+        let key = "alarm:\(alarm):\(user)"
+        if let wait = await state.take("alarmEdits", key, perHour: limits.alarmEditsPerAlarmPerHour, now: now) {
+            throw Self.refusal("too many edits of this alarm; try again later", wait)
+        }
+        if let wait = await state.take("alarmEdits", "user:" + user, perHour: limits.alarmEditsPerUserPerHour, now: now) {
+            await state.refund("alarmEdits", key, perHour: limits.alarmEditsPerAlarmPerHour)
+            throw Self.refusal("too many alarm edits from this account; try again later", wait)
         }
     }
 
@@ -90,14 +172,14 @@ final class AuthThrottle: Sendable {
     /// made-up, used or expired tokens use the limit up: guessing tokens is bounded, answering
     /// one's own mails is not.
     func admitTokenConfirm(address: String, now: Date = Date()) async throws {
-        if let wait = await state.take("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
+        if let wait = await takeAddress("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour, now: now) {
             throw Self.refusal("too many token confirmations from this address", wait)
         }
     }
 
     /// Gives back the confirmation ``admitTokenConfirm(address:)`` took (the token was good).
     func refundTokenConfirm(address: String) async {
-        await state.refund("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour)
+        await refundAddress("confirms", address, perHour: limits.tokenConfirmsPerAddressPerHour)
     }
 
     /// Takes one reset mail from the bucket of `email` (its ``EmailKey`` form), or throws `CA019`.
@@ -119,7 +201,7 @@ final class AuthThrottle: Sendable {
     /// throws `CA019`; checked before the request reaches the hasher.
     func admitPasswordLink(user: String, address: String, now: Date = Date()) async throws {
         var wait = await state.take("links", "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
-        if wait == nil { wait = await state.take("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
+        if wait == nil { wait = await takeAddress("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
         if let wait {
             throw Self.refusal("too many attempts to set a password; try again later", wait)
         }
@@ -134,16 +216,27 @@ final class AuthThrottle: Sendable {
 
     /// Throws `CA019` while `account` from `address`, or `address` itself, is backing off after
     /// failed logins. Failures from one address never hold back the account's owner at another.
+    ///
+    /// An IPv6 /48 also has a bucket of failed logins (``Limits/ipv6PrefixShare`` times an
+    /// address's free failures an hour): each login is a password hash, and 65 536 /64s with 20
+    /// free failures each would keep the hash queue full.
     func admitLogin(account: String, address: String, now: Date = Date()) async throws {
         if let wait = await state.loginWait(account: account, address: address, now: now) {
             throw Self.refusal("too many failed logins; try again later", wait)
         }
+        if let prefix = Self.prefix48(of: address),
+           let wait = await state.take("logins48", prefix, perHour: limits.addressFailuresFree * limits.ipv6PrefixShare, now: now) {
+            throw Self.refusal("too many failed logins from this network; try again later", wait)
+        }
     }
 
     /// Records a login's outcome: a failure extends the back-off of (account, address) and of
-    /// the address, a success clears the pair's.
+    /// the address, a success clears the pair's (and gives the /48's turn back).
     func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) async {
         await state.loginOutcome(account: account, address: address, succeeded: succeeded, limits: limits, now: now)
+        if succeeded, let prefix = Self.prefix48(of: address) {
+            await state.refund("logins48", prefix, perHour: limits.addressFailuresFree * limits.ipv6PrefixShare)
+        }
     }
 
     private static func refusal(_ message: String, _ seconds: Int) -> ServiceError {

@@ -103,6 +103,13 @@ public struct GatewayConfig: ServiceConfig {
         limits.passwordLinksPerHour = try e.int("CHRONIR_PASSWORD_LINKS_PER_HOUR", limits.passwordLinksPerHour, in: 1...10_000)
         limits.storeVerificationsPerUserPerHour = try e.int("CHRONIR_STORE_VERIFICATIONS_PER_HOUR", limits.storeVerificationsPerUserPerHour,
                                                             in: 1...1_000_000)
+        limits.storeNotificationsRefusedPerAddressPerHour = try e.int("CHRONIR_STORE_NOTIFICATIONS_REFUSED_PER_HOUR",
+                                                                      limits.storeNotificationsRefusedPerAddressPerHour, in: 1...1_000_000)
+        limits.opsTokenFailuresPerAddressPerHour = try e.int("CHRONIR_OPS_TOKEN_FAILURES_PER_HOUR", limits.opsTokenFailuresPerAddressPerHour,
+                                                             in: 1...10_000)
+        limits.ipv6PrefixShare = try e.int("CHRONIR_IPV6_PREFIX_SHARE", limits.ipv6PrefixShare, in: 1...65_536)
+        limits.alarmEditsPerUserPerHour = try e.int("CHRONIR_ALARM_EDITS_PER_HOUR", limits.alarmEditsPerUserPerHour, in: 1...10_000_000)
+        limits.alarmEditsPerAlarmPerHour = try e.int("CHRONIR_ALARM_EDITS_PER_ALARM_PER_HOUR", limits.alarmEditsPerAlarmPerHour, in: 1...10_000_000)
         self.limits = limits
         switch e.string("CHRONIR_THROTTLE_STATE", "shared") {
         case "shared": sharedThrottle = true

@@ -49,14 +49,14 @@ public enum GatewayService {
         AlarmRoutes.add(to: router, gateway: gateway)
         PhotoRoutes.add(to: router, gateway: gateway, concurrentUploads: config.photoUploads)
         AnalyticsRoutes.add(to: router, gateway: gateway)
-        HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime, opsToken: config.opsToken)
+        HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime, opsToken: config.opsToken, logger: runtime.logs.logger("ops"))
         GroupRoutes.add(to: router, gateway: gateway)
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount,
                           buffer: config.liveBuffer, writeDelay: config.liveWriteDelay)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
-        OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent)
+        OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent, logger: runtime.logs.logger("ops"))
         // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by
         // default), read with the configuration.
         if config.webFiles.isEmpty { runtime.logger.notice("no web client under \(config.webRoot) (CHRONIR_WEB_ROOT): /app/ and /ops/ are off") }

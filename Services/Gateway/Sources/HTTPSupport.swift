@@ -11,7 +11,10 @@ enum HTTPSupport {
     /// notifications) 1 MiB, every other route 64 KiB. Larger bodies get 413 `CA024`.
     static func maxBodyBytes(for path: String) -> Int {
         if path.hasPrefix("/v1/auth/") { return 16 << 10 }
-        if path.hasPrefix("/v1/webhooks/") || path.hasPrefix("/v1/subscriptions/") { return 1 << 20 }
+        // A store notification is a JWS of a few KiB (Apple) or a Pub/Sub push (Google): 64 KiB,
+        // refused by its Content-Length before it is read. Purchases carry receipts: 1 MiB.
+        if path.hasPrefix("/v1/webhooks/") { return 64 << 10 }
+        if path.hasPrefix("/v1/subscriptions/") { return 1 << 20 }
         // Up to 500 alarms, under the 1 MiB message limit of the bus with room for the envelope.
         if path == "/v1/alarms:batchImport" { return 768 << 10 }
         return 64 << 10

@@ -25,8 +25,8 @@ struct GroupHandlers: Sendable {
         router.on(GroupMethods.Members.self) { req, ctx in
             let actor = try ctx.requireActor()
             return try await database.transaction { c in
-                _ = try await visible(req.groupId, actor: actor, on: c)
-                return .init(members: try await store.members(req.groupId, on: c))
+                let (_, role) = try await visible(req.groupId, actor: actor, on: c)
+                return .init(members: Self.addressesShown(try await store.members(req.groupId, on: c), to: actor, role: role))
             }
         }
         router.on(GroupMethods.SetRole.self) { req, ctx in try await setRole(req, actor: try ctx.requireActor()) }
@@ -42,6 +42,20 @@ struct GroupHandlers: Sendable {
     }
 
     static func notFound(_ id: String) -> ServiceError { ServiceError(.notFound, "no group \(id)") }
+
+    /// Members' addresses as `actor` (of `role`) may see them (issue 74): all of them to the
+    /// owner and the admins, who invite and manage; otherwise only the actor's own — members
+    /// see each other's names, not where to write to them (an anonymous account that joined
+    /// through a forwarded open link would otherwise read everyone's address). Hidden
+    /// addresses are empty strings, so clients that read `email` as required keep working.
+    static func addressesShown(_ members: [GroupMember], to actor: String, role: GroupRole) -> [GroupMember] {
+        guard !role.manages else { return members }
+        return members.map { m in
+            var m = m
+            if m.uid != actor { m.email = "" }
+            return m
+        }
+    }
 
     /// The group and the actor's role; 404 for non-members (they cannot learn it exists).
     func visible(_ id: String, actor: String, on c: PostgresConnection) async throws -> (group: Group, role: GroupRole) {

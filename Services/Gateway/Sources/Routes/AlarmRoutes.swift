@@ -50,7 +50,10 @@ enum AlarmRoutes {
         }
         router.patch("/v1/alarms/:id") { request, context in
             let caller = try await g.caller(request)
-            var extra: [String: JSONValue] = ["id": .string(try context.parameters.require("id"))]
+            let id = try context.parameters.require("id")
+            // An edit of a shared or group alarm sends a silent push to every member's devices.
+            try await g.throttle.admitAlarmEdit(user: caller.uid, alarm: id)
+            var extra: [String: JSONValue] = ["id": .string(id)]
             if let version = try ifMatch(request) { extra["version"] = .number(Double(version)) }
             let payload = try await HTTPSupport.payload(request, adding: extra)
             let reply = try await g.call(AlarmsMethods.Update.self, g.clients.alarms, payload: payload, caller: caller)

@@ -54,26 +54,36 @@ enum BillingRoutes {
                                        caller: caller)
         }
         // The stores call these: no user token; the signature (Apple) or the push token (Google) is the proof.
-        router.post("/v1/webhooks/apple") { request, _ in
+        // The stores' notifications carry no user: refused ones are limited per address before
+        // the body is read (an applied one gives its turn back), and a wrong one is logged.
+        router.post("/v1/webhooks/apple") { request, context in
+            let address = g.source(request, context)
+            try await g.throttle.admitStoreNotification(address: address)
             do {
                 let body = try await HTTPSupport.object(request)
                 guard case .string(let payload)? = body["signedPayload"] else {
                     throw ServiceError(.validationFailed, "the body must be {\"signedPayload\": \"<JWS>\"}")
                 }
-                return try await g.forward(BillingMethods.AppleNotification.self, billing,
-                                           payload: try JSONCoding.encode(BillingMethods.AppleNotification.Request(signedPayload: payload)), caller: nil)
+                let response = try await g.forward(BillingMethods.AppleNotification.self, billing,
+                                                   payload: try JSONCoding.encode(BillingMethods.AppleNotification.Request(signedPayload: payload)), caller: nil)
+                await g.throttle.refundStoreNotification(address: address)
+                return response
             } catch let e as ServiceError {
                 logger.warning("app store webhook refused", metadata: ["code": "\(e.code.rawValue)", "reason": "\(e.message)"])
                 throw e
             }
         }
-        router.post("/v1/webhooks/google") { request, _ in
+        router.post("/v1/webhooks/google") { request, context in
+            let address = g.source(request, context)
+            try await g.throttle.admitStoreNotification(address: address)
             do {
                 let body = try await HTTPSupport.object(request)
                 let token = request.uri.queryParameters.get("token")
-                return try await g.forward(BillingMethods.GoogleNotification.self, billing,
-                                           payload: try JSONCoding.encode(BillingMethods.GoogleNotification.Request(token: token, body: .object(body))),
-                                           caller: nil)
+                let response = try await g.forward(BillingMethods.GoogleNotification.self, billing,
+                                                   payload: try JSONCoding.encode(BillingMethods.GoogleNotification.Request(token: token, body: .object(body))),
+                                                   caller: nil)
+                await g.throttle.refundStoreNotification(address: address)
+                return response
             } catch let e as ServiceError {
                 logger.warning("google play webhook refused", metadata: ["code": "\(e.code.rawValue)", "reason": "\(e.message)"])
                 throw e

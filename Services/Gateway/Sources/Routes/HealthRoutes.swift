@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 import Hummingbird
 import Messaging
@@ -22,26 +23,32 @@ enum HealthRoutes {
         var services: [Entry]
     }
 
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime, opsToken: String?) {
-        let isOperator: @Sendable (Request) -> Bool = { request in
-            opsToken.map { (try? OpsRoutes.authorize(request, token: $0)) != nil } ?? false
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, health: HealthChecks, runtime: ServiceRuntime, opsToken: String?,
+                    logger: Logger) {
+        // No token: the statuses. The operator's: the details. Any other: 401, counted and
+        // logged (``OpsRoutes/isOperator(_:_:token:gateway:logger:)``), so the token cannot be
+        // guessed here in silence. Without CHRONIR_OPS_TOKEN there is no operator to be.
+        let isOperator: @Sendable (Request, GatewayContext) async throws -> Bool = { request, context in
+            guard let opsToken else { return false }
+            return try await OpsRoutes.isOperator(request, context, token: opsToken, gateway: g, logger: logger)
         }
-        router.get("/livez") { request, _ in
-            guard isOperator(request) else { return try HTTPSupport.json(["status": "alive"]) }
+        router.get("/livez") { request, context in
+            guard try await isOperator(request, context) else { return try HTTPSupport.json(["status": "alive"]) }
             return try HTTPSupport.json(["status": "alive", "service": runtime.name, "instance": runtime.instance, "version": runtime.version])
         }
-        router.get("/readyz") { request, _ in
+        router.get("/readyz") { request, context in
+            let full = try await isOperator(request, context)
             let report = await health.report(runtime: runtime)
             let status: HTTPResponse.Status = report.status == "ok" ? .ok : .serviceUnavailable
-            guard isOperator(request) else { return try HTTPSupport.json(["status": report.status], status: status) }
+            guard full else { return try HTTPSupport.json(["status": report.status], status: status) }
             return try HTTPSupport.json(report, status: status)
         }
         let cache = HealthSnapshot(clients: g.clients)
-        router.get("/healthz") { request, _ in
+        router.get("/healthz") { request, context in
             // Anonymous callers get each service's status from a snapshot at most two seconds
             // old (one fan-out however many ask); the operator's token adds instances and why a
             // check fails. Internal text never reaches anyone else.
-            let full = isOperator(request)
+            let full = try await isOperator(request, context)
             let entries = await cache.entries().map { e in full ? e : Entry(service: e.service, status: e.status) }
             let ok = entries.allSatisfy { $0.status == "ok" }
             return try HTTPSupport.json(Body(status: ok ? "ok" : "degraded", services: entries), status: ok ? .ok : .serviceUnavailable)

@@ -1,3 +1,4 @@
+import Logging
 import Contracts
 import Crypto
 import Foundation
@@ -47,12 +48,32 @@ enum OpsRoutes {
         var errors: [RecentErrors.Entry]
     }
 
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway, token: String?, recent: RecentErrors) {
-        router.get("/v1/ops/status") { request, _ in
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, token: String?, recent: RecentErrors, logger: Logger) {
+        router.get("/v1/ops/status") { request, context in
             guard let token else { throw ServiceError(.notFound, "the operations page is not enabled on this server (CHRONIR_OPS_TOKEN)") }
-            try authorize(request, token: token)
+            guard try await isOperator(request, context, token: token, gateway: g, logger: logger) else {
+                throw ServiceError(.authRequired, "the operator's token is required (Authorization: Bearer …)")
+            }
             return try HTTPSupport.json(await status(g, recent: recent))
         }
+    }
+
+    /// Whether `request` carries the operator's token: false without an `Authorization`
+    /// header; a wrong token is 401 `CA012`, logged with its address, and counted — an address
+    /// that sends `CHRONIR_OPS_TOKEN_FAILURES_PER_HOUR` (10) wrong ones is refused 429 `CA019`
+    /// before the token is even compared (the right token gives its turn back).
+    static func isOperator(_ request: Request, _ context: GatewayContext, token: String, gateway g: Gateway, logger: Logger) async throws -> Bool {
+        guard request.headers[.authorization] != nil else { return false }
+        let address = g.source(request, context)
+        try await g.throttle.admitOpsToken(address: address)
+        do {
+            try authorize(request, token: token)
+        } catch {
+            logger.notice("wrong operator token", metadata: ["address": "\(address)", "path": "\(request.uri.path)"])
+            throw error
+        }
+        await g.throttle.refundOpsToken(address: address)
+        return true
     }
 
     /// The operator's bearer token, compared in constant time.
