@@ -10,6 +10,10 @@ public struct AlarmsConfig: ServiceConfig {
     /// Alarms a user may create per minute (`CHRONIR_ALARM_CREATIONS_PER_MINUTE`, default 5,
     /// 1…100 000).
     public var creationsPerMinute: Int
+    /// The most alarms one account holds, active or not (`CHRONIR_ALARMS_PER_ACCOUNT`, default
+    /// 2 000, 1…1 000 000): imports of inactive alarms count no active limit and no creation
+    /// rate, so without it an account could store without end (issue 74).
+    public var alarmsPerAccount: Int
     /// How long stored photo bytes no commit claimed stay before the photo sweep removes them
     /// (`CHRONIR_PHOTO_UPLOAD_GRACE`, default 1 h).
     public var photoUploadGrace: Duration
@@ -39,6 +43,7 @@ public struct AlarmsConfig: ServiceConfig {
     public init(environment e: ServiceEnvironment) throws {
         missedWindow = try e.duration("CHRONIR_MISSED_WINDOW", .seconds(7200))
         creationsPerMinute = try e.int("CHRONIR_ALARM_CREATIONS_PER_MINUTE", 5, in: 1...100_000)
+        alarmsPerAccount = try e.int("CHRONIR_ALARMS_PER_ACCOUNT", 2_000, in: 1...1_000_000)
         if let endpoint = e.optional("CHRONIR_S3_ENDPOINT") {
             guard let key = try e.secret("CHRONIR_S3_ACCESS_KEY_ID"), let secret = try e.secret("CHRONIR_S3_SECRET_ACCESS_KEY") else {
                 throw ServiceEnvironment.Invalid("CHRONIR_S3_ENDPOINT needs CHRONIR_S3_ACCESS_KEY_ID and CHRONIR_S3_SECRET_ACCESS_KEY (or their _FILE forms)")

@@ -29,7 +29,7 @@ public enum AlarmsService {
         let missedWindow = config.missedWindow
         let groups = GroupAccess(store: store, accounts: try runtime.rpcClient(to: .accounts))
         AlarmHandlers(store: store, changes: changes, outbox: outbox.writer, groups: groups,
-                      creationsPerMinute: config.creationsPerMinute)
+                      creationsPerMinute: config.creationsPerMinute, alarmsPerAccount: config.alarmsPerAccount)
             .register(into: &router)
         AlarmQueryHandlers(store: store).register(into: &router)
         CompletionHandlers(store: store, changes: changes, outbox: outbox.writer, missedWindow: missedWindow).register(into: &router)

@@ -93,12 +93,13 @@ struct IdentityTokens: Sendable {
         guard claims.exp.value.addingTimeInterval(skew) > now else { throw refuse(.expired, "\(claims.exp.value)") }
         guard claims.iat.value.addingTimeInterval(-skew) <= now else { throw refuse(.issuedInFuture, "\(claims.iat.value)") }
         // Apple puts the SHA-256 of the app's raw nonce in the token. Google puts the nonce as
-        // sent: it is checked when the client gives it (the web app does; phone apps need not).
+        // sent. Either way, when the client gives one or the token carries one, they must match:
+        // a token made for a nonce (the web app's) cannot be replayed without it (issue 74).
         if name == "apple", nonce != nil || claims.nonce != nil {
             let expected = nonce.map { SHA256.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() }
             guard let expected, claims.nonce == expected else { throw refuse(.nonce) }
         }
-        if name == "google", let nonce, claims.nonce != nonce { throw refuse(.nonce) }
+        if name == "google", nonce != nil || claims.nonce != nil, claims.nonce != nonce { throw refuse(.nonce) }
         return ProviderIdentity(issuer: claims.iss.value, subject: claims.sub.value, email: claims.email,
                                 emailVerified: claims.email_verified?.value ?? false)
     }

@@ -16,6 +16,8 @@ struct AlarmHandlers: Sendable {
     let groups: GroupAccess
     /// Creations allowed per minute per user (§13.3).
     let creationsPerMinute: Int
+    /// The most alarms (not deleted, active or not) one account holds.
+    var alarmsPerAccount = 2_000
 
     var database: Database { store.database }
 
@@ -102,6 +104,9 @@ struct AlarmHandlers: Sendable {
             try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: [], groupMembers: groupMembers))
             if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
                 throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+            }
+            if try await store.countStored(owner: actor, on: c) >= alarmsPerAccount {
+                throw ServiceError(.alarmLimitReached, "an account holds at most \(alarmsPerAccount) alarms, active or not; delete some first")
             }
             try await store.insert(alarm, fingerprint: fingerprint, on: c)
             try await changes.record(before: nil, after: alarm, actor: actor, on: c)

@@ -80,6 +80,13 @@ struct AlarmStore: Sendable {
         return try await rows.first(Int.self) ?? 0
     }
 
+    /// The alarms `owner` holds, active or not (deleted ones not counted).
+    func countStored(owner: String, on c: PostgresConnection) async throws -> Int {
+        try await c.prepared("""
+            SELECT count(*)::int FROM alarms WHERE owner_id = \(owner) AND deleted_at IS NULL
+            """, logger: logger).first(Int.self) ?? 0
+    }
+
     /// Creations by `owner` within the last `window` seconds and the oldest of them.
     func recentCreations(owner: String, window: Int, on c: PostgresConnection) async throws -> (count: Int, oldest: Date?) {
         let rows = try await c.prepared("""
