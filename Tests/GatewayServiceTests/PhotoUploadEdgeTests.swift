@@ -69,4 +69,39 @@ struct PhotoUploadEdgeTests {
             })
         }
     }
+
+    @Test("one account holds at most CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT bodies (429 CA019 past it), so it cannot take the process's slots from another account")
+    func perAccountCap() async throws {
+        try await withTestSuite(label: "photo-cap", start: { s in
+            try s.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
+            try s.start("alarms", migrations: AlarmsService.migrations, build: AlarmsService.build)
+            try s.startGateway(extra: ["CHRONIR_PHOTO_UPLOADS": "3", "CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT": "2"])
+        }) { s in
+            var users: [(TestUser, String)] = []
+            for name in ["Hoarder", "Other"] {
+                let u = try await s.signup(name)
+                _ = try await s.setTier(u, "plus")
+                let made = try await s.request(.POST, "/v1/alarms", token: u.token, json: ["title": "Filter", "schedule": scheduleJSON()])
+                users.append((u, try #require(made.json["id"]?.stringValue, "\(made.text)")))
+            }
+            let (hoarder, hoarderAlarm) = users[0]
+            let (other, otherAlarm) = users[1]
+            // The hoarder holds two bodies that never finish ...
+            let held = [try await startUpload(s, alarm: hoarderAlarm, token: hoarder.token), try await startUpload(s, alarm: hoarderAlarm, token: hoarder.token)]
+            defer { held.forEach { $0.close() } }
+            for c in held { #expect(await c.read(timeout: .milliseconds(500)) == .timeout, "a held upload was answered") }
+            // ... and a third is refused for the account, not for the process.
+            let third = try await startUpload(s, alarm: hoarderAlarm, token: hoarder.token)
+            defer { third.close() }
+            guard case .data(let text) = await third.read(timeout: .seconds(5)) else {
+                Issue.record("the hoarder's third upload was not refused")
+                return
+            }
+            #expect(text.hasPrefix("HTTP/1.1 429") && text.contains("CA019"), "\(text.prefix(300))")
+            // Another account still has the process's third slot.
+            let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data(count: 2048)
+            let theirs = try await s.request(.PUT, "/v1/alarms/\(otherAlarm)/photo", token: other.token, bytes: jpeg, headers: ["Content-Type": "image/jpeg"])
+            #expect(theirs.status == 200, "\(theirs.status) \(theirs.text)")
+        }
+    }
 }

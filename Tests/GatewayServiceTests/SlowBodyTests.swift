@@ -43,4 +43,26 @@ extension DenialOfServiceTests {
             #expect(text.hasPrefix("HTTP/1.1 401") || text.hasPrefix("HTTP/1.1 400"), "\(text.prefix(200))")
         }
     }
+
+    @Test("a body that keeps the minimum rate is still cut at CHRONIR_HTTP_BODY_MAX_TIME: the rate has no ceiling of its own (issue 74)")
+    func bodyCeiling() async throws {
+        try await withSuite(["CHRONIR_HTTP_BODY_TIMEOUT": "1s", "CHRONIR_HTTP_BODY_MIN_RATE": "100", "CHRONIR_HTTP_BODY_MAX_TIME": "3s"]) { s in
+            let port = try await gatewayPort(s)
+            // 100 MB announced, sent at 400 bytes a second — four times the minimum rate, for ever
+            // (the route refuses it at once, 413, and the server reads the rest to discard it).
+            let head = "POST /v1/auth/signup HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n"
+            let steady = try RawConnection(port: port)
+            defer { steady.close() }
+            let started = ContinuousClock.now
+            #expect(steady.send(head + "{"))
+            var closed = false
+            while !closed, started.duration(to: .now) < .seconds(10) {
+                closed = !steady.send(String(repeating: " ", count: 40))
+                if !closed { closed = await steady.waitForClose(timeout: .milliseconds(100)) }
+            }
+            let took = started.duration(to: .now)
+            #expect(closed, "a body kept at 4 × the minimum rate held its connection for \(took)")
+            #expect(took < .seconds(5), "closed after \(took), the ceiling is 3 s")
+        }
+    }
 }

@@ -16,12 +16,16 @@ struct BodyDeadline: Sendable {
     let base: Duration
     /// The bytes a second that extend the deadline by a second each.
     let minRate: Int
+    /// The most any body may take, however fast it comes (`CHRONIR_HTTP_BODY_MAX_TIME`): a
+    /// minimum rate alone has no ceiling, and a client keeping it up (or draining a refused
+    /// body the server discards) would hold its connection for hours (issue 74).
+    var ceiling: Duration = .seconds(300)
     let telemetry: Telemetry
 
     /// The deadline, after `started`, for a body of which `received` bytes have arrived.
     func deadline(started: NIODeadline, received: Int) -> NIODeadline {
         let extra = minRate > 0 ? TimeAmount.nanoseconds(Int64(received) * 1_000_000_000 / Int64(minRate)) : .zero
-        return started + TimeAmount(base) + extra
+        return min(started + TimeAmount(base) + extra, started + TimeAmount(max(ceiling, base)))
     }
 
     /// The handlers for a new connection's pipeline: none when there is no deadline.

@@ -67,12 +67,17 @@ public struct GatewayConfig: ServiceConfig {
     /// arrived (default 500, 1…1 000 000 000): ``BodyDeadline``.
     public var httpBodyTimeout: Duration
     public var httpBodyMinRate: Int
+    /// The most any request body may take however fast it arrives (`CHRONIR_HTTP_BODY_MAX_TIME`,
+    /// default 300 s, at least the body timeout).
+    public var httpBodyMaxTime: Duration
     /// The most HTTP connections one peer address may hold open (`CHRONIR_CONNECTIONS_PER_ADDRESS`,
     /// default 64, 0…10 000 000; 0: no cap).
     public var connectionsPerAddress: Int
     /// The most photo upload bodies held at once in this process (`CHRONIR_PHOTO_UPLOADS`,
     /// default 8, 1…10 000); one more is 503 `CA022` with `Retry-After`.
     public var photoUploads: Int
+    /// Of those, the most one account may hold (`CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT`, default 2).
+    public var photoUploadsPerAccount: Int
     /// The reverse proxies whose `X-Forwarded-For`/`Forwarded` is believed (`CHRONIR_TRUSTED_PROXIES`:
     /// addresses or CIDR blocks, comma- or space-separated; default none: the TCP peer is the
     /// client). See ``ClientAddresses``.
@@ -133,9 +138,11 @@ public struct GatewayConfig: ServiceConfig {
         httpIdleTimeout = try e.duration("CHRONIR_HTTP_IDLE_TIMEOUT", .seconds(75))
         httpBodyTimeout = try e.duration("CHRONIR_HTTP_BODY_TIMEOUT", .seconds(20))
         httpBodyMinRate = try e.int("CHRONIR_HTTP_BODY_MIN_RATE", 500, in: 1...1_000_000_000)
+        httpBodyMaxTime = try e.duration("CHRONIR_HTTP_BODY_MAX_TIME", .seconds(300))
         connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
         ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
         photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)
+        photoUploadsPerAccount = try e.int("CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT", 2, in: 1...10_000)
         clientAddresses = try ClientAddresses.parse(e.optional("CHRONIR_TRUSTED_PROXIES"))
     }
 }

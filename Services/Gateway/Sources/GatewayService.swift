@@ -47,7 +47,7 @@ public enum GatewayService {
         ExportRoutes.add(to: router, gateway: gateway)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: config.publicURL)
         AlarmRoutes.add(to: router, gateway: gateway)
-        PhotoRoutes.add(to: router, gateway: gateway, concurrentUploads: config.photoUploads)
+        PhotoRoutes.add(to: router, gateway: gateway, concurrentUploads: config.photoUploads, uploadsPerAccount: config.photoUploadsPerAccount)
         AnalyticsRoutes.add(to: router, gateway: gateway)
         HealthRoutes.add(to: router, gateway: gateway, health: health, runtime: runtime, opsToken: config.opsToken, logger: runtime.logs.logger("ops"))
         GroupRoutes.add(to: router, gateway: gateway)
@@ -82,7 +82,8 @@ public enum GatewayService {
         let idle = config.httpIdleTimeout
         let connectionLimit = ConnectionLimit(perAddress: config.connectionsPerAddress, telemetry: runtime.telemetry,
                                               addresses: config.clientAddresses)
-        let bodyDeadline = BodyDeadline(base: config.httpBodyTimeout, minRate: config.httpBodyMinRate, telemetry: runtime.telemetry)
+        let bodyDeadline = BodyDeadline(base: config.httpBodyTimeout, minRate: config.httpBodyMinRate, ceiling: config.httpBodyMaxTime,
+                                        telemetry: runtime.telemetry)
         let logger = runtime.logs.logger("http")
         let app = Application(
             router: router,

@@ -7,10 +7,12 @@ import Messaging
 /// size and type are checked here, before anything crosses the bus: over 5 MiB is 413
 /// `CA009`; a `Content-Type` other than JPEG, PNG or HEIC, or bytes that are not what it
 /// says, is 415 `CA032`. An upload is checked (``PhotoMethods/Check``) before its body is
-/// read, and at most `CHRONIR_PHOTO_UPLOADS` bodies are held at once per process.
+/// read, and at most `CHRONIR_PHOTO_UPLOADS` bodies are held at once per process, of which
+/// `CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT` for one account.
 enum PhotoRoutes {
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway, concurrentUploads: Int) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, concurrentUploads: Int, uploadsPerAccount: Int = 2) {
         let uploads = BoundedSlots(limit: concurrentUploads, refusal: "too many photo uploads in progress; try again in a moment", retryAfterSeconds: 2)
+        let perAccount = PerAccountSlots(limit: uploadsPerAccount, refusal: "this account already has photo uploads in progress; finish one first")
         router.put("/v1/alarms/:id/photo") { request, context in
             let caller = try await g.caller(request)
             let id = try context.parameters.require("id")
@@ -22,7 +24,10 @@ enum PhotoRoutes {
             // account, another's alarm, a made-up id cost one small request, not 5 MiB.
             let ref = try JSONCoding.encode(AlarmRef(id: id, version: nil))
             _ = try await g.call(PhotoMethods.Check.self, g.clients.alarms, payload: ref, caller: caller)
-            // At most `uploads.limit` bodies are held at once in this process (503 past it).
+            // At most `perAccount.limit` bodies per account (429 past it), so one account cannot
+            // hold the process's `uploads.limit` (503 past it).
+            try perAccount.enter(caller.uid)
+            defer { perAccount.leave(caller.uid) }
             try uploads.enter()
             defer { uploads.leave() }
             let data = try await body(request)
