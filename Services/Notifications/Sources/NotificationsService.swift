@@ -43,7 +43,8 @@ public enum NotificationsService {
         let outbox = try runtime.makePublishedOutbox(database: database, router: &router)
         let store = NotificationStore(database: database)
         let worker = DeliveryWorker(store: store, providers: providers, policy: config.retry, telemetry: runtime.telemetry,
-                                    logger: logger, poll: config.poll, limits: config.sendLimits, deferFor: config.webhookDefer)
+                                    logger: logger, poll: config.poll, limits: config.sendLimits, deferFor: config.webhookDefer,
+                                    sendBound: max(config.webhookDeadline + .seconds(5), .seconds(15)) + .seconds(2))
         let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker, store: store)
         InboxHandlers(store: store).register(into: &router)
         let scheduler = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers.scheduler, database: database, router: &router, wakes: outbox.writer)

@@ -31,6 +31,9 @@ final class DeliveryWorker: Service, Sendable {
     private let limits: SendLanes.Limits
     /// How long a webhook put back by ``SendLanes`` waits before it is claimed again.
     private let deferFor: Duration
+    /// The longest one send may take (its provider's deadline and the lookups before it): a
+    /// row starts a send only while that still ends inside its lease (``DeliveryLease``).
+    private let sendBound: Duration
     private let signal = WakeSignal()
     /// Set by shutdown: claim nothing more, finish and record what is claimed.
     private let stopping = Atomic<Bool>(false)
@@ -42,9 +45,12 @@ final class DeliveryWorker: Service, Sendable {
     /// Deliveries claimed at a time; the next claim starts when fewer than `concurrency` are
     /// left to send.
     private var batchSize: Int { max(limits.providers * 2, 128) }
+    /// The most webhooks waiting in this worker for a slot (``SendLanes``); more go back to the
+    /// table for ``deferFor``.
+    private var maxParked: Int { max(batchSize * 4, 512) }
 
     init(store: NotificationStore, providers: [String: any PushProvider], policy: RetryPolicy, telemetry: Telemetry, logger: Logger,
-         poll: Duration, limits: SendLanes.Limits, deferFor: Duration = .seconds(1)) {
+         poll: Duration, limits: SendLanes.Limits, deferFor: Duration = .seconds(1), sendBound: Duration = .seconds(20)) {
         self.store = store
         self.providers = providers
         self.policy = policy
@@ -53,6 +59,7 @@ final class DeliveryWorker: Service, Sendable {
         self.poll = poll
         self.limits = limits
         self.deferFor = deferFor
+        self.sendBound = sendBound
     }
 
     /// The lane a claimed delivery's send takes.
@@ -102,7 +109,13 @@ final class DeliveryWorker: Service, Sendable {
         var target: PushTarget
         var content: PushContent
         var attempt: Int
+        /// When this worker claimed it (its lease runs from about then).
+        var claimedAt = ContinuousClock.now
     }
+
+    /// A claimed row's lease (``NotificationStore/claimDueDeliveries(limit:)`` moves its next
+    /// attempt this far ahead).
+    static let lease = Duration.seconds(NotificationStore.leaseSeconds)
 
     func run() async throws {
         // The pipeline runs in a task of its own, which shutdown does not cancel: sends in flight
@@ -141,6 +154,8 @@ final class DeliveryWorker: Service, Sendable {
             var next = 0
             var lanes = SendLanes(limits: limits)
             var deferred: [Int64] = []
+            // Webhooks waiting in this worker for their account's or host's slot.
+            var parked: [Claimed] = []
             var claiming = false
             var recording = false
             var exhausted = false
@@ -158,16 +173,46 @@ final class DeliveryWorker: Service, Sendable {
                     if claiming { wokenWhileClaiming = true }
                 }
                 let stop = stopping.load(ordering: .relaxed)
+                // Webhooks that waited for their account's or host's slot go first, in order.
+                if !parked.isEmpty {
+                    var still: [Claimed] = []
+                    for c in parked {
+                        if stop || !DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) {
+                            deferred.append(c.target.deliveryId)
+                            telemetry.counter("chronir_push_deferred_total", [("reason", stop ? "stopping" : "lease")]).increment()
+                        } else if lanes.admit(Self.lane(of: c)) == .send {
+                            group.addTask { .sent(await self.deliver(c)) }
+                        } else {
+                            still.append(c)
+                        }
+                    }
+                    parked = still
+                }
                 dispatch: while next < queue.count {
                     let c = queue[next]
+                    // Waited too long in the queue: a send now could outlive the row's lease,
+                    // and another worker could claim and send it meanwhile. Put it back.
+                    guard DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) else {
+                        next += 1
+                        deferred.append(c.target.deliveryId)
+                        telemetry.counter("chronir_push_deferred_total", [("reason", "lease")]).increment()
+                        continue
+                    }
                     switch lanes.admit(Self.lane(of: c)) {
                     case .send:
                         next += 1
                         group.addTask { .sent(await self.deliver(c)) }
                     case .deferred(let why):
+                        // Its account, host or lane is busy: it waits here for a slot (sends to
+                        // one busy receiver follow each other at once), up to `maxParked`;
+                        // beyond, it goes back to the table for `deferFor`.
                         next += 1
-                        deferred.append(c.target.deliveryId)
-                        telemetry.counter("chronir_push_deferred_total", [("reason", why.rawValue)]).increment()
+                        if parked.count < maxParked {
+                            parked.append(c)
+                        } else {
+                            deferred.append(c.target.deliveryId)
+                            telemetry.counter("chronir_push_deferred_total", [("reason", why.rawValue)]).increment()
+                        }
                     case .full:
                         break dispatch
                     }

@@ -21,9 +21,13 @@ extension NotificationStore {
     /// the work), as a prepared statement on the pool: leases each for a minute by moving its
     /// `next_attempt_at` and counts the attempt. Returns the claimed rows, in the order the
     /// database returned them.
+    /// How far a claim moves a row's next attempt: the lease within which its send starts and
+    /// ends (``DeliveryLease``).
+    static let leaseSeconds = 60
+
     func claimDueDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
         let rows = try await database.prepared("""
-            UPDATE deliveries d SET next_attempt_at = now() + interval '60 seconds', attempts = d.attempts + 1
+            UPDATE deliveries d SET next_attempt_at = now() + make_interval(secs => \(Self.leaseSeconds)), attempts = d.attempts + 1
             FROM (SELECT id FROM deliveries WHERE state = 'pending' AND next_attempt_at <= now()
                   ORDER BY next_attempt_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED) s
             WHERE d.id = s.id
