@@ -171,7 +171,7 @@ let package = Package(
         .target(
             name: "AccountsService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging",
+                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -54,12 +54,12 @@ public final class GoogleOAuth: Sendable {
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
         request.body = .bytes(ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
-        let response = try await client.execute(request, timeout: .seconds(15))
-        let data = Data(buffer: try await response.body.collect(upTo: 64 * 1024))
-        guard response.status.code == 200,
+        let response = try await BoundedFetch.fetch(client, request, within: .seconds(15), maxBytes: 64 * 1024)
+        let data = Data(buffer: response.body)
+        guard response.status == 200,
               let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let token = json["access_token"] as? String else {
-            throw TokenError(description: "token endpoint answered \(response.status.code): \(String(decoding: data.prefix(300), as: UTF8.self))")
+            throw TokenError(description: "token endpoint answered \(response.status): \(String(decoding: data.prefix(300), as: UTF8.self))")
         }
         let lifetime = (json["expires_in"] as? Double) ?? (json["expires_in"] as? Int).map(Double.init) ?? 3600
         cached.withLock { $0 = (token, now.addingTimeInterval(lifetime)) }

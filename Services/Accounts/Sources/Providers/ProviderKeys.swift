@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GoogleAPI
 import JWTKit
 import Logging
 import NIOCore
@@ -44,10 +45,15 @@ actor ProviderKeys {
     private func fetch() async throws -> JWTKeyCollection {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await http.execute(request, timeout: .seconds(10))
-        guard response.status == .ok else { throw ProviderKeysUnavailable(reason: "\(url) answered \(response.status.code)") }
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let jwks = try JSONDecoder().decode(JWKS.self, from: Data(buffer: body))
+        // Head and body within 10 s: a key server that trickles its answer holds no sign-in longer.
+        let response: BoundedFetch.Answer
+        do {
+            response = try await BoundedFetch.fetch(http, request, within: .seconds(10), maxBytes: 1 << 20)
+        } catch let error as BoundedFetch.TimedOut {
+            throw ProviderKeysUnavailable(reason: error.description)
+        }
+        guard response.status == 200 else { throw ProviderKeysUnavailable(reason: "\(url) answered \(response.status)") }
+        let jwks = try JSONDecoder().decode(JWKS.self, from: Data(buffer: response.body))
         let collection = JWTKeyCollection()
         try await collection.add(jwks: jwks)
         keys = collection

@@ -32,13 +32,13 @@ struct PlayClient: Sendable {
         let escaped = token.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? token
         var request = HTTPClientRequest(url: "\(baseURL)/androidpublisher/v3/applications/\(packageName)/purchases/subscriptionsv2/tokens/\(escaped)")
         request.headers.add(name: "authorization", value: "Bearer \(bearer)")
-        let response = try await client.execute(request, timeout: .seconds(15))
-        let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
-        switch response.status.code {
+        let response = try await Self.fetch(client, request)
+        let data = Data(buffer: response.body)
+        switch response.status {
         case 200: break
         case 401: oauth.invalidate(); throw ServiceError(.serviceUnavailable, "Google Play refused our credentials (401); retry")
-        case 400, 404, 410: throw ServiceError(.receiptInvalid, "Google Play does not know this purchase token (\(response.status.code))")
-        default: throw ServiceError(.serviceUnavailable, "Google Play answered \(response.status.code)")
+        case 400, 404, 410: throw ServiceError(.receiptInvalid, "Google Play does not know this purchase token (\(response.status))")
+        default: throw ServiceError(.serviceUnavailable, "Google Play answered \(response.status)")
         }
         guard let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let state = json["subscriptionState"] as? String else {
             throw ServiceError(.serviceUnavailable, "Google Play answered something unreadable")
@@ -87,16 +87,26 @@ struct PlayClient: Sendable {
         _ = try await send(request, what: "purchase of \(productId)")
     }
 
+    /// One exchange with the Play API, head and body within 15 s (``BoundedFetch``); past it,
+    /// 503 `CA022` (the store did not answer; the client may retry).
+    static func fetch(_ client: HTTPClient, _ request: HTTPClientRequest) async throws -> BoundedFetch.Answer {
+        do {
+            return try await BoundedFetch.fetch(client, request, within: .seconds(15), maxBytes: 1 << 20)
+        } catch let error as BoundedFetch.TimedOut {
+            throw ServiceError(.serviceUnavailable, "Google Play did not answer within \(error.limit); retry")
+        }
+    }
+
     private func send(_ request: HTTPClientRequest, what: String) async throws -> Data {
         var request = request
         request.headers.add(name: "authorization", value: "Bearer \(try await oauth.accessToken())")
-        let response = try await client.execute(request, timeout: .seconds(15))
-        let data = Data(buffer: try await response.body.collect(upTo: 1 << 20))
-        switch response.status.code {
+        let response = try await Self.fetch(client, request)
+        let data = Data(buffer: response.body)
+        switch response.status {
         case 200, 204: return data
         case 401: oauth.invalidate(); throw ServiceError(.serviceUnavailable, "Google Play refused our credentials (401); retry")
-        case 400, 404, 410: throw ServiceError(.receiptInvalid, "Google Play does not know this \(what) (\(response.status.code))")
-        default: throw ServiceError(.serviceUnavailable, "Google Play answered \(response.status.code)")
+        case 400, 404, 410: throw ServiceError(.receiptInvalid, "Google Play does not know this \(what) (\(response.status))")
+        default: throw ServiceError(.serviceUnavailable, "Google Play answered \(response.status)")
         }
     }
 }
