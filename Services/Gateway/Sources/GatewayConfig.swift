@@ -85,6 +85,10 @@ public struct GatewayConfig: ServiceConfig {
     /// How often the live streams are pinged (`CHRONIR_SSE_PING`, default 20 s); a stream whose client
     /// left ends at the next ping.
     public var ssePing: Duration
+    /// A streamed answer (the live stream, an export) whose writes have not moved for this long
+    /// is closed: its client stopped reading (`CHRONIR_HTTP_WRITE_TIMEOUT`, default 60 s, at
+    /// least twice `CHRONIR_SSE_PING`, whose pings keep a healthy stream writing).
+    public var httpWriteTimeout: Duration
 
     public init(environment e: ServiceEnvironment) throws {
         upstreamTimeout = try e.duration("CHRONIR_UPSTREAM_TIMEOUT", .seconds(10))
@@ -141,6 +145,10 @@ public struct GatewayConfig: ServiceConfig {
         httpBodyMaxTime = try e.duration("CHRONIR_HTTP_BODY_MAX_TIME", .seconds(300))
         connectionsPerAddress = try e.int("CHRONIR_CONNECTIONS_PER_ADDRESS", 64, in: 0...10_000_000)
         ssePing = try e.duration("CHRONIR_SSE_PING", .seconds(20))
+        httpWriteTimeout = try e.duration("CHRONIR_HTTP_WRITE_TIMEOUT", max(.seconds(60), ssePing * 3))
+        guard httpWriteTimeout >= ssePing * 2 else {
+            throw ServiceEnvironment.Invalid("CHRONIR_HTTP_WRITE_TIMEOUT must be at least twice CHRONIR_SSE_PING (a healthy live stream writes a ping every CHRONIR_SSE_PING)")
+        }
         photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)
         photoUploadsPerAccount = try e.int("CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT", 2, in: 1...10_000)
         clientAddresses = try ClientAddresses.parse(e.optional("CHRONIR_TRUSTED_PROXIES"))

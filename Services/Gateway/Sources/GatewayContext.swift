@@ -7,9 +7,13 @@ struct GatewayContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     /// The TCP peer (a reverse proxy in front of the gateway, or the client itself).
     let remoteAddress: SocketAddress?
+    /// The connection (streamed answers close it when their client stops reading:
+    /// ``WriteProgress``).
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 }

@@ -44,7 +44,7 @@ public enum GatewayService {
         WebSignIn.add(to: router, signIn: config.webSignIn)
         MeRoutes.add(to: router, gateway: gateway)
         SignInRoutes.add(to: router, gateway: gateway)
-        ExportRoutes.add(to: router, gateway: gateway)
+        ExportRoutes.add(to: router, gateway: gateway, writeTimeout: config.httpWriteTimeout)
         CalendarFeedRoutes.add(to: router, gateway: gateway, publicURL: config.publicURL)
         AlarmRoutes.add(to: router, gateway: gateway)
         PhotoRoutes.add(to: router, gateway: gateway, concurrentUploads: config.photoUploads, uploadsPerAccount: config.photoUploadsPerAccount)
@@ -55,7 +55,7 @@ public enum GatewayService {
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount,
                           buffer: config.liveBuffer, writeDelay: config.liveWriteDelay)
-        NotificationRoutes.add(to: router, gateway: gateway, hub: hub)
+        NotificationRoutes.add(to: router, gateway: gateway, hub: hub, writeTimeout: config.httpWriteTimeout)
         OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent, logger: runtime.logs.logger("ops"))
         // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by
         // default), read with the configuration.

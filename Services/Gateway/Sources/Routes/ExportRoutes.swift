@@ -7,8 +7,8 @@ import Messaging
 /// streamed page by page (a service answers one section's next rows per request), so neither
 /// the gateway nor a service holds the whole of it.
 enum ExportRoutes {
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
-        router.get("/v1/me/export") { request, _ in
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, writeTimeout: Duration = .seconds(60)) {
+        router.get("/v1/me/export") { request, context in
             let caller = try await g.caller(request)
             try await g.throttle.admitExport(user: caller.uid)
             let sources: [(RPCClient, any RPCMethod.Type)] = [
@@ -25,7 +25,8 @@ enum ExportRoutes {
             var first: [ExportPage] = []
             for source in sources { first.append(try await page(source, after: nil)) }
             let head = try JSONCoding.encode(["uid": caller.uid, "exportedAt": ISOTime.format(Date())])
-            let body = ResponseBody { [first] writer in
+            // A client that stops reading is cut after `writeTimeout` (``WriteProgress``).
+            let body = ResponseBody.watched(channel: context.channel, limit: writeTimeout, telemetry: g.telemetry, route: "/v1/me/export") { [first] writer in
                 // The head object without its closing brace; sections follow as `"name":[…]`.
                 try await writer.write(ByteBuffer(bytes: head.dropLast()))
                 for (source, start) in zip(sources, first) {

@@ -6,7 +6,7 @@ import NIOCore
 
 /// `/v1/me/notifications` (the inbox) and `/v1/me/events` (the live stream, Server-Sent Events).
 enum NotificationRoutes {
-    static func add(to router: Router<GatewayContext>, gateway g: Gateway, hub: LiveHub) {
+    static func add(to router: Router<GatewayContext>, gateway g: Gateway, hub: LiveHub, writeTimeout: Duration = .seconds(60)) {
         router.get("/v1/me/notifications") { request, _ in
             let caller = try await g.caller(request)
             let q = request.uri.queryParameters
@@ -21,7 +21,7 @@ enum NotificationRoutes {
             return try await g.forward(NotificationsMethods.Ack.self, g.clients.notifications,
                                        payload: try JSONCoding.encode(NotificationsMethods.Ack.Request(id: id)), caller: caller)
         }
-        router.get("/v1/me/events") { request, _ in
+        router.get("/v1/me/events") { request, context in
             let caller = try await g.caller(request)
             // Both forms are checked; the header wins when both are given.
             let header = try cursor(request.headers[.init("Last-Event-ID")!])
@@ -32,7 +32,8 @@ enum NotificationRoutes {
                 throw ServiceError(.rateLimited, "this account has \(hub.perUser) live streams open already",
                                    details: .object(["retryAfterSeconds": .number(Double(liveRetryAfterSeconds))]))
             }
-            return events(g, connection: connection, caller: caller, after: last, writeDelay: hub.writeDelay)
+            return events(g, connection: connection, caller: caller, after: last, writeDelay: hub.writeDelay,
+                          channel: context.channel, writeTimeout: writeTimeout)
         }
     }
 
@@ -92,8 +93,12 @@ enum NotificationRoutes {
     /// skipping any already sent: no gap, no duplicate. When the connection's buffer was full
     /// (a client slower than its notifications), what it refused is read from the inbox after
     /// the last id sent, and a `: resync` comment marks the place.
-    static func events(_ g: Gateway, connection: LiveConnection, caller: Caller, after: Int64?, writeDelay: Duration = .zero) -> Response {
-        let body = ResponseBody { writer in
+    ///
+    /// A client that stops reading is cut after `writeTimeout` without a completed write (the
+    /// pings write every `CHRONIR_SSE_PING`): ``WriteProgress``.
+    static func events(_ g: Gateway, connection: LiveConnection, caller: Caller, after: Int64?, writeDelay: Duration = .zero,
+                       channel: any Channel, writeTimeout: Duration) -> Response {
+        let body = ResponseBody.watched(channel: channel, limit: writeTimeout, telemetry: g.telemetry, route: "/v1/me/events") { writer in
             defer { connection.close() }
             try await writer.write(ByteBuffer(string: "retry: 3000\n: connected\n\n"))
             var last = after ?? Int64.max
