@@ -523,7 +523,7 @@ def test_refresh_token_is_out_of_script_reach(new_page):
     assert page.evaluate("fetch('/v1/me').then(r => r.status)") == 401, "a request without the in-memory token is refused"
     # Signing out ends the session and deletes the cookie.
     page.goto(f"{BASE}/app/#/settings")
-    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="Sign out", exact=True).last.click()   # not "Sign out everywhere", nor another session's
     page.wait_for_url("**/app/#/signin")
     assert not any("chronir_refresh" in c["name"] for c in page.context.cookies())
 
@@ -739,7 +739,7 @@ def test_forgot_password_and_sign_in_settings(new_page):
     dcard.scroll_into_view_if_needed()
     shot(desktop, "settings-security-desktop")
     # Sign the other device out from the phone: its refresh token stops working.
-    card.locator("[data-current=false]").first.get_by_role("button", name="Sign out").click()
+    card.locator("[data-current=false]").first.get_by_role("button", name="Sign out", exact=True).click()
     expect(page.locator(".toast").filter(has_text="Signed out there")).to_be_visible()
     refreshed = page.evaluate("""(t) => fetch('/v1/auth/refresh', {method: 'POST', headers: {'Content-Type': 'application/json'},
         body: JSON.stringify({refreshToken: t})}).then(r => r.status)""", other["refreshToken"])
