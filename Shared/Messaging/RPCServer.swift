@@ -30,6 +30,9 @@ public final class RPCServer: Service, Sendable {
     private let idempotency = IdempotencyCache()
     private let maxFrameBytes: Int
     private let maxConcurrent: Int
+    /// The most requests in progress for one actor (an account the gateway acts for), 0: no cap.
+    private let maxPerActor: Int
+    private let perActor = Mutex<[String: Int]>([:])
     /// Callers' clock offsets, to read their deadlines on this server's clock.
     private let clockOffsets = PeerClockOffsets()
     /// The offset last logged per caller (a change of more than a second is logged again).
@@ -58,9 +61,10 @@ public final class RPCServer: Service, Sendable {
     /// (``SocketOptions/callerSends``).
     public init(
         context: ZMQContext, serviceName: String, instance: String, binds: [String], router: RPCRouter,
-        telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024,
+        telemetry: Telemetry, maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024, maxPerActor: Int = 0,
         translate: (@Sendable (any Error) -> ServiceError?)? = nil, callerSends: Bool = true
     ) throws {
+        self.maxPerActor = max(0, maxPerActor)
         self.translate = translate
         self.serviceName = serviceName
         self.source = "\(serviceName)/\(instance)"
@@ -142,11 +146,36 @@ public final class RPCServer: Service, Sendable {
     /// caller), answers what fails there at once, and starts a task for the rest, on the
     /// socket's thread for ``HandlerPlacement/socketThread`` handlers and on the global
     /// executor for the others.
+    ///
+    /// One actor (an account the gateway acts for) holds at most `maxPerActor` of the
+    /// server's `maxConcurrent` handler slots; past it, its requests are answered 429 `CA019` at
+    /// once, so one account's slow requests cannot take every slot from the others (issue 74).
     private func dispatch(_ message: ReceivedMessage) {
         guard let accepted = accept(message) else { return }
+        let actor = maxPerActor > 0 ? accepted.request.actor.flatMap { $0.isEmpty ? nil : $0 } : nil
+        if let actor {
+            let admitted = perActor.withLock { held -> Bool in
+                guard held[actor, default: 0] < maxPerActor else { return false }
+                held[actor, default: 0] += 1
+                return true
+            }
+            guard admitted else {
+                reject("actor_busy", "\(actor) has \(maxPerActor) requests in progress")
+                reply(to: accepted.identity,
+                      error: ServiceError(.rateLimited, "this account has \(maxPerActor) requests in progress on \(serviceName); try again in a moment",
+                                          details: .object(["retryAfterSeconds": .number(1)])),
+                      correlationId: accepted.request.id, layout: accepted.layout)
+                return
+            }
+        }
         inFlight.add(1, ordering: .relaxed)
         Task(executorPreference: accepted.placement == .socketThread ? socket : nil) {
             await self.serve(accepted)
+            if let actor {
+                self.perActor.withLock { held in
+                    if let n = held[actor] { held[actor] = n > 1 ? n - 1 : nil }
+                }
+            }
             let left = self.inFlight.subtract(1, ordering: .acquiringAndReleasing).newValue
             if left == self.maxConcurrent - 1 { self.socket.wake() }
             if left == 0, !self.accepting.load(ordering: .relaxed),

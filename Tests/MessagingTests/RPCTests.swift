@@ -46,7 +46,7 @@ final class RPCFixture: Sendable {
     let slowRuns = AtomicCounter()
     let task: Task<Void, any Error>
 
-    init(maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024) throws {
+    init(maxFrameBytes: Int = 1 << 20, maxConcurrent: Int = 1024, maxPerActor: Int = 0) throws {
         var router = RPCRouter()
         let counter = self.counter
         let slowRuns = self.slowRuns
@@ -64,7 +64,7 @@ final class RPCFixture: Sendable {
         router.on(Count.self) { _, _ in Count.Response(n: counter.value.add(1, ordering: .relaxed).newValue) }
         server = try RPCServer(context: context, serviceName: "test", instance: "t1", binds: ["tcp://127.0.0.1:*"],
                                router: router, telemetry: .discarding(), maxFrameBytes: maxFrameBytes,
-                               maxConcurrent: maxConcurrent)
+                               maxConcurrent: maxConcurrent, maxPerActor: maxPerActor)
         client = try RPCClient(context: context, target: "test", endpoints: server.endpoints, source: "tests/1",
                                telemetry: .discarding(), defaultTimeout: .seconds(30), maxFrameBytes: maxFrameBytes)
         let server = self.server

@@ -15,6 +15,7 @@ public enum OpsServer {
         let port = try runtime.environment.int("CHRONIR_OPS_PORT", defaultPort, in: 0...65535)
         guard port != 0 else { return nil }
         let host = runtime.environment.string("CHRONIR_OPS_HOST", "0.0.0.0")
+        let idle = try runtime.environment.duration("CHRONIR_OPS_IDLE_TIMEOUT", .seconds(30))
         let router = Router()
         let registry = runtime.metricsRegistry
         router.get("/metrics") { _, _ -> Response in
@@ -43,7 +44,11 @@ public enum OpsServer {
         }
         var logger = runtime.logs.logger("ops-http")
         logger.logLevel = .warning
-        return Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: runtime.name),
+        // An idle or half-sent connection is closed after `CHRONIR_OPS_IDLE_TIMEOUT` (30 s): the
+        // port answers scrapes and probes, each one short request (issue 74: no peer holds a
+        // connection for ever).
+        return Application(router: router, server: .http1(configuration: .init(idleTimeout: TimeAmount(idle))),
+                           configuration: .init(address: .hostname(host, port: port), serverName: runtime.name),
                            eventLoopGroupProvider: .shared(runtime.eventLoopGroup), logger: logger)
     }
 }

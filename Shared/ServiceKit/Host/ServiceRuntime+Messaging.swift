@@ -31,6 +31,7 @@ extension ServiceRuntime {
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
                              telemetry: telemetry, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
                              maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000),
+                             maxPerActor: try environment.int("CHRONIR_RPC_CONCURRENCY_PER_ACCOUNT", 64, in: 0...100_000),
                              translate: Self.databaseOutage, callerSends: rpcCallerSends)
     }
 
