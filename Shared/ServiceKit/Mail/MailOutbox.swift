@@ -41,17 +41,27 @@ public enum MailOutbox {
 /// Sends the queued mails through SMTP: claims due rows (a minute's lease, so a crash mid-send
 /// retries them), sends each, marks it sent or schedules a retry with back-off (up to 10
 /// attempts, then it stays with its last error for an operator).
+///
+/// A claimed row's lease (`lease`, a minute) covers its send: each send is bounded as a whole
+/// (`sendBound`, 25 s; the SMTP client's own timeouts cover one reply, not a session whose
+/// replies each come just in time), and a mail starts only while its send still ends inside
+/// the lease — the rest of the batch goes back at once. So a slow relay cannot keep a send
+/// open while another replica claims the row again and sends the mail twice (issue 74).
 public struct MailSender: Sendable {
     let database: Database
     let smtp: SMTPClient?
     let logger: Logger
+    let lease: Duration
+    let sendBound: Duration
     /// When stale bodies were last dropped (at most hourly, from the mail poll).
     let lastSweep = SweepClock()
 
-    public init(database: Database, smtp: SMTPClient?, logger: Logger) {
+    public init(database: Database, smtp: SMTPClient?, logger: Logger, lease: Duration = .seconds(60), sendBound: Duration = .seconds(25)) {
         self.database = database
         self.smtp = smtp
         self.logger = logger
+        self.lease = lease
+        self.sendBound = sendBound
     }
 
     /// A time shared by copies of the sender.
@@ -80,21 +90,34 @@ public struct MailSender: Sendable {
 
     public func sendDue() async throws {
         if lastSweep.due() { try await dropStaleBodies() }
+        let claimedAt = ContinuousClock.now
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
         let claimed = try await database.query("""
-            UPDATE mail_outbox SET next_attempt_at = now() + interval '1 minute', attempts = attempts + 1
+            UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => \(leaseSeconds)), attempts = attempts + 1
             WHERE id IN (SELECT id FROM mail_outbox WHERE sent_at IS NULL AND attempts < 10 AND next_attempt_at <= now()
                          ORDER BY id LIMIT 20 FOR UPDATE SKIP LOCKED)
             RETURNING id, recipient, subject, body, attempts
             """).decode((Int64, String, String, String, Int).self)
         var batch: [(Int64, String, String, String, Int)] = []
         for try await row in claimed { batch.append(row) }
-        for (id, recipient, subject, body, attempts) in batch {
+        for (index, (id, recipient, subject, body, attempts)) in batch.enumerated() {
             guard let smtp else {
                 logger.warning("a mail is waiting but CHRONIR_SMTP_URL is not set", metadata: ["mail": "\(id)"])
                 continue
             }
+            // Too late in the lease for a whole send: this mail and the rest go back now.
+            guard ContinuousClock.now - claimedAt + sendBound < lease else {
+                let rest = batch[index...].map(\.0)
+                try await database.query("""
+                    UPDATE mail_outbox SET next_attempt_at = now(), attempts = greatest(attempts - 1, 0) WHERE id = ANY(\(rest)) AND sent_at IS NULL
+                    """).drain()
+                logger.notice("mails put back: their lease would end before another send could", metadata: ["mails": "\(rest.count)"])
+                break
+            }
             do {
-                try await smtp.send(to: recipient, subject: subject, body: body, messageID: "mail-\(id)-\(UUID().uuidString.prefix(8))")
+                try await withDeadline(sendBound) { [smtp] in
+                    try await smtp.send(to: recipient, subject: subject, body: body, messageID: "mail-\(id)-\(UUID().uuidString.prefix(8))")
+                }
                 // The body held a link: once handed to the mail server it is not kept.
                 try await database.query("""
                     UPDATE mail_outbox SET sent_at = now(), last_error = NULL, body = \(MailOutbox.redactedBody) WHERE id = \(id)
