@@ -42,14 +42,15 @@ bin=$(swift build --show-bin-path)
 CHRONIR_BUS_KEYS=$root/.run/keys "$bin/chronirctl" tier set --user "$uid" --tier premium >/dev/null
 
 echo "contract-test: schemathesis against http://127.0.0.1:$port as $email" >&2
-# Signing out or deleting the account would end the session the run uses: those two operations
-# are exercised by the integration tests instead.
+# Signing out, ending sessions (one, which may be this one, or all) or deleting the account would
+# end the session the run uses: those operations are exercised by the integration tests instead.
 set +e
 "$venv/bin/st" --config-file proto/schemathesis.toml run proto/openapi.yaml --url "http://127.0.0.1:$port" \
     -H "Authorization: Bearer $token" \
     --phases examples,coverage,fuzzing,stateful --checks all \
     --max-examples "${CONTRACT_MAX_EXAMPLES:-10}" --seed "${CONTRACT_SEED:-20261124}" --workers "${CONTRACT_WORKERS:-2}" \
     --exclude-operation-id logout --exclude-operation-id deleteMe \
+    --exclude-operation-id endSession --exclude-operation-id endAllSessions \
     --request-timeout 20 --report junit,ndjson --report-dir "$out" --output-truncate true \
     --warnings off | tee "$out/summary.txt"
 rc=${PIPESTATUS[0]}

@@ -201,7 +201,8 @@ final class AuthThrottle: Sendable {
     /// throws `CA019`; checked before the request reaches the hasher.
     func admitPasswordLink(user: String, address: String, now: Date = Date()) async throws {
         var wait = await state.take("links", "user:" + user, perHour: limits.passwordLinksPerHour, now: now)
-        if wait == nil { wait = await takeAddress("links", "address:" + address, perHour: limits.passwordLinksPerHour, now: now) }
+        // The address under a bucket of its own (its key must be the plain limit key for its /48).
+        if wait == nil { wait = await takeAddress("linksByAddress", address, perHour: limits.passwordLinksPerHour, now: now) }
         if let wait {
             throw Self.refusal("too many attempts to set a password; try again later", wait)
         }

@@ -96,12 +96,18 @@ public struct SMTPClient: Sendable {
             throw Failure("refused to send to \(recipient.debugDescription): not a plain address")
         }
         let session = try await SMTPSession.connect(host: host, port: port, tls: security == .implicitTLS ? tls : nil, group: group)
-        do {
-            try await dialogue(session, recipient: recipient, subject: subject, body: body, messageID: messageID)
-            await session.close()
-        } catch {
-            await session.close()
-            throw error
+        // Cancelled (a caller's deadline, ``MailSender``): the connection closes at once, which
+        // fails the reply being waited for — the session does not go on talking to the relay.
+        try await withTaskCancellationHandler {
+            do {
+                try await dialogue(session, recipient: recipient, subject: subject, body: body, messageID: messageID)
+                await session.close()
+            } catch {
+                await session.close()
+                throw error
+            }
+        } onCancel: {
+            session.channel.close(promise: nil)
         }
     }
 

@@ -11,6 +11,10 @@ struct SMTPSession: Sendable {
     static let timeout = TimeAmount.seconds(30)
 
     static func connect(host: String, port: Int, tls: NIOSSLContext?, group: any EventLoopGroup) async throws -> SMTPSession {
+        // The reply handler is kept from here, not looked up in the pipeline afterwards: a TLS
+        // handshake refused at once closes the channel and empties its pipeline before a lookup
+        // (which then failed with ChannelPipelineError.notFound instead of the TLS error).
+        let replies = SMTPReplyHandler()
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(.seconds(10))
             .channelInitializer { channel in
@@ -19,12 +23,11 @@ struct SMTPSession: Sendable {
                         let handler = try NIOSSLClientHandler(context: tls, serverHostname: Self.sniName(host))
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
-                    try channel.pipeline.syncOperations.addHandler(SMTPReplyHandler())
+                    try channel.pipeline.syncOperations.addHandler(replies)
                 }
             }
             .connect(host: host, port: port).get()
-        let handler = try await channel.pipeline.handler(type: SMTPReplyHandler.self).get()
-        return SMTPSession(channel: channel, replies: handler)
+        return SMTPSession(channel: channel, replies: replies)
     }
 
     /// The name to send (SNI) and check the certificate against: nil for an IP address, whose

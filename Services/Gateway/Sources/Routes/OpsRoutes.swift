@@ -59,21 +59,22 @@ enum OpsRoutes {
     }
 
     /// Whether `request` carries the operator's token: false without an `Authorization`
-    /// header; a wrong token is 401 `CA012`, logged with its address, and counted — an address
-    /// that sends `CHRONIR_OPS_TOKEN_FAILURES_PER_HOUR` (10) wrong ones is refused 429 `CA019`
-    /// before the token is even compared (the right token gives its turn back).
+    /// header. A wrong token is counted per address and answered 401 `CA012`, logged with its
+    /// address — past `CHRONIR_OPS_TOKEN_FAILURES_PER_HOUR` (10) wrong ones an hour, 429 `CA019`
+    /// and no more log lines. The right token is compared first and never counted: wrong tokens
+    /// from anyone (behind an ingress everyone may share one address) cannot lock the operator
+    /// out, and guessing a token of 16 characters or more is bounded by the count anyway.
     static func isOperator(_ request: Request, _ context: GatewayContext, token: String, gateway g: Gateway, logger: Logger) async throws -> Bool {
         guard request.headers[.authorization] != nil else { return false }
-        let address = g.source(request, context)
-        try await g.throttle.admitOpsToken(address: address)
         do {
             try authorize(request, token: token)
+            return true
         } catch {
+            let address = g.source(request, context)
+            try await g.throttle.admitOpsToken(address: address)
             logger.notice("wrong operator token", metadata: ["address": "\(address)", "path": "\(request.uri.path)"])
             throw error
         }
-        await g.throttle.refundOpsToken(address: address)
-        return true
     }
 
     /// The operator's bearer token, compared in constant time.

@@ -153,7 +153,7 @@ final class DeliveryWorker: Service, Sendable {
             var queue: [Claimed] = []
             var next = 0
             var lanes = SendLanes(limits: limits)
-            var deferred: [Int64] = []
+            var deferred: [(id: Int64, attempt: Int32)] = []
             // Webhooks waiting in this worker for their account's or host's slot.
             var parked: [Claimed] = []
             var claiming = false
@@ -178,7 +178,7 @@ final class DeliveryWorker: Service, Sendable {
                     var still: [Claimed] = []
                     for c in parked {
                         if stop || !DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) {
-                            deferred.append(c.target.deliveryId)
+                            deferred.append((c.target.deliveryId, Int32(c.attempt)))
                             telemetry.counter("chronir_push_deferred_total", [("reason", stop ? "stopping" : "lease")]).increment()
                         } else if lanes.admit(Self.lane(of: c)) == .send {
                             group.addTask { .sent(await self.deliver(c)) }
@@ -194,7 +194,7 @@ final class DeliveryWorker: Service, Sendable {
                     // and another worker could claim and send it meanwhile. Put it back.
                     guard DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) else {
                         next += 1
-                        deferred.append(c.target.deliveryId)
+                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
                         telemetry.counter("chronir_push_deferred_total", [("reason", "lease")]).increment()
                         continue
                     }
@@ -210,7 +210,7 @@ final class DeliveryWorker: Service, Sendable {
                         if parked.count < maxParked {
                             parked.append(c)
                         } else {
-                            deferred.append(c.target.deliveryId)
+                            deferred.append((c.target.deliveryId, Int32(c.attempt)))
                             telemetry.counter("chronir_push_deferred_total", [("reason", why.rawValue)]).increment()
                         }
                     case .full:
@@ -288,10 +288,12 @@ final class DeliveryWorker: Service, Sendable {
     /// Claims up to `limit` due deliveries; one whose content does not decode is finished as failed.
     func claim(limit: Int) async throws -> [Claimed] {
         var out: [Claimed] = []
+        // Before the query: the lease runs from the claim's commit, which comes after this.
+        let claimedAt = ContinuousClock.now
         for row in try await store.claimDueDeliveries(limit: limit) {
             do {
                 let c = try JSONCoding.decoder().decode(PushContent.self, from: Data(row.content.utf8))
-                out.append(Claimed(target: row.target, content: c, attempt: Int(row.attempts)))
+                out.append(Claimed(target: row.target, content: c, attempt: Int(row.attempts), claimedAt: claimedAt))
             } catch {
                 try await store.finishDelivery(row.target.deliveryId, state: "failed", error: "undecodable content: \(error)")
             }
@@ -309,7 +311,9 @@ final class DeliveryWorker: Service, Sendable {
         let started = ContinuousClock.now
         let result: PushResult
         if let provider = providers[c.target.provider] {
-            result = await provider.send(c.content, to: c.target)
+            // The whole send — FCM's token fetch included — within the bound the lease rule
+            // counts on (``DeliveryLease``).
+            result = await ProviderHTTP.bounded(sendBound) { await provider.send(c.content, to: c.target) }
         } else {
             result = PushResult(status: 0, outcome: .failed, reason: "provider \(c.target.provider) is not configured")
         }
@@ -322,11 +326,11 @@ final class DeliveryWorker: Service, Sendable {
 
     /// Records a round: every attempt and every successful delivery in bulk, the rest one by one;
     /// the `deferred` deliveries go back to wait ``deferFor``, their attempt not counted.
-    func record(_ results: [Sent], deferred: [Int64] = []) async throws {
+    func record(_ results: [Sent], deferred: [(id: Int64, attempt: Int32)] = []) async throws {
         guard !results.isEmpty || !deferred.isEmpty else { return }
         try await store.database.transaction { conn in
             if !deferred.isEmpty {
-                try await store.putBack(ids: deferred, forSeconds: Double(deferFor.components.seconds) + Double(deferFor.components.attoseconds) / 1e18,
+                try await store.putBack(ids: deferred.map(\.id), attempts: deferred.map(\.attempt), forSeconds: Double(deferFor.components.seconds) + Double(deferFor.components.attoseconds) / 1e18,
                                         on: conn, logger: logger)
             }
             guard !results.isEmpty else { return }

@@ -63,10 +63,13 @@ extension NotificationStore {
 
     /// Puts claimed deliveries back for `seconds` without counting their attempt (their send
     /// did not start: ``SendLanes`` had no slot for them).
-    func putBack(ids: [Int64], forSeconds seconds: Double, on c: PostgresConnection, logger: Logger) async throws {
+    /// Only rows whose attempt count is still the one this claim set are put back: a row whose
+    /// lease ended and that another worker claimed again (its count moved on) is left alone.
+    func putBack(ids: [Int64], attempts: [Int32], forSeconds seconds: Double, on c: PostgresConnection, logger: Logger) async throws {
         try await c.query("""
-            UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => \(seconds)), attempts = greatest(attempts - 1, 0)
-            WHERE id = ANY(\(ids)::bigint[]) AND state = 'pending'
+            UPDATE deliveries d SET next_attempt_at = now() + make_interval(secs => \(seconds)), attempts = greatest(d.attempts - 1, 0)
+            FROM unnest(\(ids)::bigint[], \(attempts)::int[]) AS x(id, attempt)
+            WHERE d.id = x.id AND d.attempts = x.attempt AND d.state = 'pending'
             """, logger: logger)
     }
 
