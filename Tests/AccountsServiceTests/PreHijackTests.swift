@@ -16,16 +16,7 @@ struct PreHijackTests {
     /// The single-use token of the newest mail to `email` with `subject`, read from the mail queue
     /// (no SMTP server here: the queued mail is what the mailbox's owner would receive).
     func mailedToken(_ s: TestSuite, to email: String, subject: String) async throws -> String? {
-        var body: String?
-        _ = await eventually {
-            body = try? await withDatabase(url: s.databaseURL, schema: "accounts") {
-                try await $0.query("""
-                    SELECT body FROM mail_outbox WHERE recipient = \(email) AND subject = \(subject) ORDER BY id DESC LIMIT 1
-                    """).first(String.self)
-            }
-            return body != nil
-        }
-        return body.flatMap(LocalSMTPServer.token(in:))
+        try await mailBody(s, to: email, subject: subject).flatMap(LocalSMTPServer.token(in:))
     }
 
     @Test("a verification link confirms only inside the account it was sent for: the victim who opens the attacker's mail signed out (401) or in another account (403) proves nothing; the mail says what to do; the attacker keeps an unproven account that Google does not join")
