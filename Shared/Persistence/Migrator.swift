@@ -21,7 +21,7 @@ public struct Migration: Sendable {
 
     /// A checksum of the statements: an applied migration that was edited afterwards is
     /// reported instead of silently diverging.
-    var checksum: String {
+    public var checksum: String {
         let digest = SHA256.hash(data: Data(statements.joined(separator: "\n;\n").utf8))
         return digest.map { String(format: "%02x", $0) }.joined()
     }

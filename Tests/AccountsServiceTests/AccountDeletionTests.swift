@@ -94,7 +94,7 @@ struct AccountDeletionTests {
             #expect(await eventually { (try? await s.request(.GET, "/v1/alarms/\(friends)", token: owner.token))?.status == 200 })
             #expect(try await s.request(.POST, "/v1/alarms/\(friends)/completions", token: owner.token, json: ["status": "completed"]).status == 201)
             #expect(await eventually(timeout: .seconds(20)) {
-                (try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                (try? await s.inDatabase("notifications") {
                     try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(friend.uid) AND data->>'completedBy' = \(owner.uid)").first(Int.self)
                 }) == 1
             }, "the friend was not told of the completion")
@@ -157,7 +157,7 @@ struct AccountDeletionTests {
             #expect(change?["deleted"] == .bool(true), "\(feed.text)")
             #expect(try await s.request(.GET, "/v1/alarms/\(shared)", token: friend.token).status == 404)
             // Billing keeps the purchase for the books, under a name that leads nowhere.
-            let kept = try await withDatabase(url: s.databaseURL, schema: "billing") {
+            let kept = try await s.inDatabase("billing") {
                 try await $0.query("SELECT user_id FROM subscriptions WHERE original_transaction_id = '3000001'").all(String.self)
             }
             #expect(kept.count == 1 && kept.allSatisfy { $0.hasPrefix("deleted-") }, "\(kept)")

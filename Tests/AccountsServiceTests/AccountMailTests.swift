@@ -32,7 +32,7 @@ struct AccountMailTests {
             #expect(smtp.messages.count == 1)
             let token = try #require(LocalSMTPServer.token(in: mail))
             // Only the token's hash is stored.
-            let stored = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+            let stored = try await s.inDatabase("accounts") {
                 try await $0.query("SELECT token_hash FROM email_tokens WHERE purpose = 'reset'").all(String.self)
             }
             #expect(stored.count == 1 && !stored.contains(token))
@@ -54,7 +54,7 @@ struct AccountMailTests {
             #expect(try await s.request(.POST, "/v1/auth/password-reset", json: ["email": u.email]).status == 202)
             #expect(await eventually(timeout: .seconds(20)) { smtp.messages(to: u.email, subject: subject).count == 2 })
             let second = try #require(smtp.messages(to: u.email, subject: subject).compactMap(LocalSMTPServer.token(in:)).first { $0 != token })
-            try await withDatabase(url: s.databaseURL, schema: "accounts") {
+            try await s.inDatabase("accounts") {
                 try await $0.query("UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE used_at IS NULL")
             }
             #expect(try await s.request(.POST, "/v1/auth/password-reset/confirm", json: ["token": second, "password": "yet another one"]).status == 400)
@@ -62,7 +62,7 @@ struct AccountMailTests {
             // Answering the reset mail proved the address.
             #expect(try await s.request(.GET, "/v1/me", token: access).json["emailVerifiedAt"]?.stringValue != nil)
             // Sent mails keep no usable token.
-            let kept = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+            let kept = try await s.inDatabase("accounts") {
                 try await $0.query("SELECT body FROM mail_outbox WHERE sent_at IS NOT NULL").all(String.self)
             }
             #expect(!kept.isEmpty && kept.allSatisfy { !$0.contains(token) && !$0.contains("token=") }, "\(kept)")

@@ -189,12 +189,12 @@ struct AccountsAuthTests {
         #expect(gone)
         let relogin = try await s.request(.POST, "/v1/auth/login", json: ["email": "d@example.com", "password": "correct horse"])
         #expect(relogin.status == 401)
-        let types = try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+        let types = try await s.inDatabase("accounts") { db in
             try await db.query("SELECT type FROM outbox ORDER BY id").all(String.self)
         }
         #expect(types.contains("accounts.user-deleted"))
         #expect(types.filter { $0 == "accounts.session-revoked" }.count >= 2)
-        let envelope = try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+        let envelope = try await s.inDatabase("accounts") { db in
             try await db.query("SELECT envelope FROM outbox WHERE type = 'accounts.user-deleted'").first(String.self)
         }
         let decoded = try Envelope.decode(Data(try #require(envelope).utf8))

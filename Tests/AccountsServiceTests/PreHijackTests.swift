@@ -61,7 +61,7 @@ struct PreHijackTests {
     func mailBody(_ s: TestSuite, to email: String, subject: String) async throws -> String? {
         var body: String?
         _ = await eventually {
-            body = try? await withDatabase(url: s.databaseURL, schema: "accounts") {
+            body = try? await s.inDatabase("accounts") {
                 try await $0.query("""
                     SELECT body FROM mail_outbox WHERE recipient = \(email) AND subject = \(subject) ORDER BY id DESC LIMIT 1
                     """).first(String.self)

@@ -47,7 +47,7 @@ struct SigningKeyRotationTests {
     }
 
     static func keyRows(_ s: TestSuite) async throws -> [KeyRow] {
-        try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+        try await s.inDatabase("accounts") { db in
             let rows = try await db.query("""
                 SELECT kid, private_key, private_key_sealed, public_key, retire_after, retired_at FROM signing_keys ORDER BY created_at, kid
                 """)
@@ -273,7 +273,7 @@ struct SigningKeyRotationTests {
         let legacyClear = legacy.rawRepresentation.base64EncodedString()
         try await withTestSuite(label: "key-at-rest", start: { _ in }) { s in
             // The schema as the release before left it, its key stored in the clear.
-            try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+            try await s.inDatabase("accounts") { db in
                 try await Migrator(database: db).migrate(AccountsService.migrations.filter { $0.version <= 6 })
                 try await db.query("INSERT INTO signing_keys (kid, private_key) VALUES (\(legacyKid), \(legacyClear))").drain()
             }

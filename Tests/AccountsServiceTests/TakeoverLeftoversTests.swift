@@ -62,7 +62,7 @@ struct TakeoverLeftoversTests {
             #expect(accept.status != 200, "\(accept.text)")
 
             // The owner is told what went.
-            let notice = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+            let notice = try await s.inDatabase("accounts") {
                 try await $0.query("SELECT body FROM mail_outbox WHERE recipient = \(victim) AND subject = 'What we removed from your Chronir account'")
                     .first(String.self)
             }

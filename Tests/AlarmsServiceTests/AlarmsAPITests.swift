@@ -22,7 +22,7 @@ struct AlarmsAPITests {
     }
 
     func alarmCount(_ s: TestSuite) async throws -> Int {
-        try await withDatabase(url: s.databaseURL, schema: "alarms") { try await $0.query("SELECT count(*)::int FROM alarms").first(Int.self) ?? 0 }
+        try await s.inDatabase("alarms") { try await $0.query("SELECT count(*)::int FROM alarms").first(Int.self) ?? 0 }
     }
 
     @Test("create computes nextFireDate; GET returns it with its version as ETag; offline ids are idempotent")
@@ -196,7 +196,7 @@ struct AlarmsAPITests {
             #expect(lines.first == "id,alarmId,scheduledDate,completedAt,status,userId,userDisplayName,onTime,note,snoozeCount")
             #expect(lines.count == 3)
             #expect(csv.text.contains("done early"))
-            let count = try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            let count = try await s.inDatabase("alarms") {
                 try await $0.query("SELECT count(*)::int FROM completions").first(Int.self) ?? 0
             }
             #expect(count == 2)

@@ -56,7 +56,7 @@ struct AnalyticsTests {
                 #expect(try await s.request(.PATCH, "/v1/me", token: u.token, json: ["analyticsConsent": true]).status == 200)
             }
             #expect(await eventually {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
+                let n = try? await s.inDatabase("alarms") {
                     try await $0.query("SELECT count(*)::int FROM analytics_consent").first(Int.self)
                 }
                 return n == 2
@@ -135,7 +135,7 @@ struct AnalyticsTests {
             let printed = try JSONCoding.decode(AnalyticsReport.self, from: Data(ctl.output.utf8))
             #expect(printed.usage == r.usage && printed.conversion == r.conversion && printed.dailyActiveUsers == r.dailyActiveUsers, "\(ctl.output)")
             // Properties of the story, without personal data.
-            let props = try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+            let props = try await s.inDatabase("alarms") { db in
                 try await db.query("SELECT properties::text FROM analytics_events WHERE name = 'alarm_snoozed'").first(String.self) ?? ""
             }
             #expect(props.contains("\"snoozeCount\": 1") && props.contains("custom"), "\(props)")
@@ -162,9 +162,9 @@ struct AnalyticsTests {
             func day(_ offset: Int) -> Date { utc.date(byAdding: .day, value: offset, to: today)! }
             // The alarms service has made its tables (migrations run as it starts).
             #expect(await eventually(timeout: .seconds(20)) {
-                (try? await withDatabase(url: s.databaseURL, schema: "alarms") { try await $0.query("SELECT count(*)::int FROM analytics_users").first(Int.self) }) != nil
+                (try? await s.inDatabase("alarms") { try await $0.query("SELECT count(*)::int FROM analytics_users").first(Int.self) }) != nil
             })
-            do { try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+            do { try await s.inDatabase("alarms") { db in
                 // Cohort 40 days ago: 4 users; u1 back on D1, D7 and D30, u2 on D1, u3 only fired.
                 // Cohort yesterday: 2 users, u5 back today (D1); D7 and D30 still open.
                 let users: [(String, Int, Bool, Bool)] = [("u1", -40, true, true), ("u2", -40, true, false), ("u3", -40, false, false),

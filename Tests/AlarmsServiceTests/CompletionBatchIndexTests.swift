@@ -57,7 +57,7 @@ extension CompletionBatchTests {
                 ("shared", .shared, ["Index Cond: (shared_with @> "]),
                 ("group", .group("g1"), ["Index Cond: (group_id = "]),
             ]
-            try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+            try await s.inDatabase("alarms") { db in
                 for (name, scope, conditions) in scopes {
                     let q = try AlarmStore.listQuery(for: owner.uid, scope: scope, active: true, when: .upcoming, type: nil, title: nil,
                                                      after: nil, limit: 50)

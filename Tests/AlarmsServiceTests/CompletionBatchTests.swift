@@ -20,7 +20,7 @@ struct CompletionBatchTests {
         try await s.setTier(owner, "premium")
         // Alarms learns display names from the accounts stream; the owner signed up a moment ago.
         let known = try await eventually {
-            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            try await s.inDatabase("alarms") {
                 try await $0.query("SELECT display_name FROM users WHERE user_id = \(owner.uid)").first(String.self) == "Owner"
             }
         }
@@ -36,7 +36,7 @@ struct CompletionBatchTests {
 
     /// Runs `body` with a batch writer on the suite's alarms schema.
     func withBatch(_ s: TestSuite, _ body: (CompletionBatch, Database) async throws -> Void) async throws {
-        try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+        try await s.inDatabase("alarms") { db in
             let store = AlarmStore(database: db)
             let outbox = OutboxWriter(stream: "alarms", source: "tests/1", telemetry: .discarding(), database: db, relay: nil)
             try await body(CompletionBatch(store: store, changes: AlarmChanges(store: store, outbox: outbox), outbox: outbox,
@@ -170,7 +170,7 @@ struct CompletionBatchTests {
                 #expect(mine.count == 2 && mine.filter(\.created).count == 1)
                 #expect(Set(mine.map(\.completion.id)).count == 1)
             }
-            let (logs, versions) = try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+            let (logs, versions) = try await s.inDatabase("alarms") { db in
                 (try await db.query("SELECT count(*)::int FROM completions").first(Int.self),
                  try await db.query("SELECT DISTINCT version FROM alarms").all(Int32.self))
             }

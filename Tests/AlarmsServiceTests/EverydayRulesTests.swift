@@ -17,7 +17,7 @@ struct EverydayRulesTests {
 
     /// Makes the alarm's pending occurrence the one a day earlier (it rang and awaits its mark).
     func makeDue(_ s: TestSuite, _ id: String) async throws -> Date {
-        try await withDatabase(url: s.databaseURL, schema: "alarms") {
+        try await s.inDatabase("alarms") {
             try await $0.query("UPDATE alarms SET next_fire_date = next_fire_date - interval '1 day' WHERE id = \(id) RETURNING next_fire_date")
                 .first(Date.self) ?? Date()
         }
@@ -35,7 +35,7 @@ struct EverydayRulesTests {
             let me = try await s.request(.PATCH, "/v1/me", token: free.token, json: ["settings": ["defaultSnoozeMinutes": 10]])
             #expect(me.status == 200, "\(me.text)")
             #expect(await eventually {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
+                let n = try? await s.inDatabase("alarms") {
                     try await $0.query("SELECT default_snooze_minutes FROM users WHERE user_id = \(free.uid)").first(Int32?.self)
                 }
                 return n == 10
@@ -122,7 +122,7 @@ struct EverydayRulesTests {
             #expect(early.status == 400, "\(early.text)")
 
             // The missed window passes with no mark: the service logs it (as the scheduler's event does).
-            let missedLog = try await withDatabase(url: s.databaseURL, schema: "alarms") { db -> String in
+            let missedLog = try await s.inDatabase("alarms") { db -> String in
                 let id2 = UUID().uuidString
                 try await db.query("""
                     INSERT INTO completions (id, alarm_id, status, scheduled_date, completed_at, on_time, created_at)
@@ -195,10 +195,10 @@ struct EverydayRulesTests {
         try await withTestSuite(label: "consent", start: { try $0.startCore() }) { s in
             let u = try await s.signup("Private")
             func events() async throws -> Int {
-                try await withDatabase(url: s.databaseURL, schema: "alarms") { try await $0.query("SELECT count(*)::int FROM analytics_events").first(Int.self) ?? 0 }
+                try await s.inDatabase("alarms") { try await $0.query("SELECT count(*)::int FROM analytics_events").first(Int.self) ?? 0 }
             }
             func consenting() async throws -> Int {
-                try await withDatabase(url: s.databaseURL, schema: "alarms") { try await $0.query("SELECT count(*)::int FROM analytics_consent").first(Int.self) ?? 0 }
+                try await s.inDatabase("alarms") { try await $0.query("SELECT count(*)::int FROM analytics_consent").first(Int.self) ?? 0 }
             }
             #expect(try await s.request(.GET, "/v1/me", token: u.token).json["analyticsConsent"] == .bool(false), "off until the user agrees")
             _ = try await daily(s, u)

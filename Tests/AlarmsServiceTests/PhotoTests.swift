@@ -129,7 +129,7 @@ struct PhotoTests {
             try s.startInvitations()
         }) { s in
             try await exercise(s) {
-                try await withDatabase(url: s.databaseURL, schema: "alarms") { db in
+                try await s.inDatabase("alarms") { db in
                     try await db.query("SELECT count(*)::int FROM photo_blobs").first(Int.self) ?? -1
                 }
             }

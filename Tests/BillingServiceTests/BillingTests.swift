@@ -69,7 +69,7 @@ struct BillingTests {
                 #expect(r.code == "CA027", "\(name): \(r.text)")
             }
             #expect(try await tier(s, u) == "free")
-            let none = try await withDatabase(url: s.databaseURL, schema: "billing") {
+            let none = try await s.inDatabase("billing") {
                 try await $0.query("SELECT count(*)::int FROM subscriptions").first(Int.self)
             }
             #expect(none == 0)
@@ -306,7 +306,7 @@ struct BillingTests {
             #expect(try await s.request(.PUT, "/v1/alarms/\(id)/snooze-policy", token: u.token, json: ["enabled": true, "freeSnoozes": 9]).status == 400)
             #expect(try await s.request(.PUT, "/v1/alarms/\(id)/snooze-policy", token: u.token, json: ["enabled": true, "freeSnoozes": 1]).status == 200)
             // The occurrence is due (as if it had fired a minute ago).
-            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            try await s.inDatabase("alarms") {
                 try await $0.query("UPDATE alarms SET next_fire_date = date_trunc('second', now()) - interval '1 minute' WHERE id = \(id)")
             }
             let occurrence = try #require(try await s.request(.GET, "/v1/alarms/\(id)", token: u.token).json["nextFireDate"]?.stringValue)

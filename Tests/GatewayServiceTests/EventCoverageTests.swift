@@ -100,7 +100,7 @@ struct EventCoverageTests {
             let due = try await s.dueIn(withdrawn, seconds: 18)
             #expect(await eventually(timeout: .seconds(10)) { (try? await s.firedAt(withdrawn)) != nil }, "the fire was not announced ahead")
             let waiting = await eventually(timeout: .seconds(10)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let n = try? await s.inDatabase("notifications") {
                     try await $0.query("SELECT count(*)::int FROM inbox WHERE data->>'alarmId' = \(withdrawn)").first(Int.self)
                 }
                 return (n ?? 0) > 0
@@ -114,7 +114,7 @@ struct EventCoverageTests {
             // alarms.alarm-snoozed: a snooze is for an occurrence that has come; this one comes
             // now, as far as the alarms service knows.
             let snoozed = try await alarm(s, owner, ["title": "Snoozed"])
-            _ = try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            _ = try await s.inDatabase("alarms") {
                 try await $0.query("UPDATE alarms SET next_fire_date = date_trunc('milliseconds', now()) WHERE id = \(snoozed)").drain()
             }
             let snooze = try await s.request(.POST, "/v1/alarms/\(snoozed)/snooze", token: owner.token, json: ["minutes": 10])
@@ -139,7 +139,7 @@ struct EventCoverageTests {
             let revoked = try await s.request(.DELETE, "/v1/invitations/\(revocable)", token: owner.token)
             #expect(revoked.status == 200 || revoked.status == 204, "\(revoked.text)")
             let expiring = try await invite(s, owner, ["type": "alarm", "referenceId": warned])
-            _ = try await withDatabase(url: s.databaseURL, schema: "invitations") {
+            _ = try await s.inDatabase("invitations") {
                 try await $0.query("UPDATE invitations SET expires_at = now() - interval '1 second' WHERE code = \(expiring)").drain()
             }
             #expect(await s.awaitPublished(InvitationsEvents.expired), "the expiry sweeper expired nothing")
@@ -177,13 +177,13 @@ extension TestSuite {
     /// then makes it due now (a new row, which the wheel's loader picks up).
     fileprivate func makeDueNow(_ alarmId: String, kind: String) async throws {
         let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
+            let n = try? await inDatabase("scheduler") {
                 try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = \(kind)").first(Int.self)
             }
             return (n ?? 0) > 0
         }
         if !ok { throw TestSetupError("the scheduler has no \(kind) timer for \(alarmId)") }
-        _ = try await withDatabase(url: databaseURL, schema: "scheduler") {
+        _ = try await inDatabase("scheduler") {
             try await $0.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = \(kind) RETURNING *)
                 INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)

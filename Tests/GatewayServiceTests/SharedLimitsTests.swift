@@ -33,7 +33,7 @@ struct SharedLimitsTests {
                 if mode == "shared" {
                     #expect(login.status == 429 && login.code == "CA019", "failures another replica counted were not seen: \(login.status) \(login.text)")
                     #expect(signup.status == 429 && signup.code == "CA019", "sign-ups another replica counted were not seen: \(signup.status) \(signup.text)")
-                    let rows = try await withDatabase(url: s.databaseURL, schema: "accounts") {
+                    let rows = try await s.inDatabase("accounts") {
                         try await $0.query("SELECT count(*) FROM throttle_buckets WHERE bucket = 'signups'").first(Int64.self)
                     }
                     #expect(rows == 1, "the count lives in accounts, not in the replica: \(String(describing: rows))")
@@ -76,7 +76,7 @@ struct SharedLimitsTests {
                     #expect(e.code == .validationFailed, "\(o): \(e)")
                 }
             }
-            let rows = try await withDatabase(url: s.databaseURL, schema: "accounts") { db in
+            let rows = try await s.inDatabase("accounts") { db in
                 let buckets = try await db.query("SELECT count(*) FROM throttle_buckets").first(Int64.self) ?? -1
                 let failures = try await db.query("SELECT count(*) FROM throttle_failures").first(Int64.self) ?? -1
                 return buckets + failures

@@ -262,7 +262,7 @@ struct GroupsInvitationsTests {
             // The sweeper marks it expired once its lifetime is over.
             var status: String?
             #expect(await eventually(timeout: .seconds(15)) {
-                status = try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                status = try? await s.inDatabase("invitations") {
                     try await $0.query("SELECT status FROM invitations WHERE code = \(soonCode)").first(String.self)
                 }
                 return status == "expired"

@@ -41,7 +41,7 @@ struct InvitationMailTests {
             let link = try #require(mail.range(of: #"https://chronir\.example/invite/[A-Za-z0-9_-]+"#, options: .regularExpression).map { String(mail[$0]) })
             #expect(link.hasSuffix("/invite/\(code)"))
             // Sent: the body with its link is not kept.
-            let kept = try await withDatabase(url: s.databaseURL, schema: "invitations") {
+            let kept = try await s.inDatabase("invitations") {
                 try await $0.query("SELECT body FROM mail_outbox WHERE sent_at IS NOT NULL").all(String.self)
             }
             #expect(kept == [MailOutbox.redactedBody])

@@ -32,7 +32,7 @@ extension GroupsInvitationsTests {
             // Invitations reads the plan from its copy of the accounts stream (no call at accept).
             func tierSeen(_ tier: String) async -> Bool {
                 await eventually(timeout: .seconds(15)) {
-                    let t = try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                    let t = try? await s.inDatabase("invitations") {
                         try await $0.query("SELECT tier FROM users WHERE uid = \(owner.uid)").first(String.self)
                     }
                     return t == tier
@@ -49,7 +49,7 @@ extension GroupsInvitationsTests {
             // The share cap at accept: invitations counts the alarm's members from the alarms
             // stream (one now), and refuses an accept once the alarm holds 20 (CA003).
             func shares() async -> Int? {
-                try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                try? await s.inDatabase("invitations") {
                     try await $0.query("SELECT shared FROM alarm_shares WHERE alarm_id = \(alarmId)").first(Int32.self).map(Int.init)
                 }
             }
@@ -60,7 +60,7 @@ extension GroupsInvitationsTests {
             let lateInvite = try await s.request(.POST, "/v1/invitations", token: owner.token,
                                                  json: ["type": "alarm", "referenceId": alarmId, "inviteeUserId": late.uid])
             let lateCode = try #require(lateInvite.json["id"]?.stringValue, "\(lateInvite.text)")
-            _ = try await withDatabase(url: s.databaseURL, schema: "invitations") {
+            _ = try await s.inDatabase("invitations") {
                 try await $0.query("UPDATE alarm_shares SET shared = 20 WHERE alarm_id = \(alarmId)")
             }
             let full = try await s.request(.POST, "/v1/invitations/\(lateCode)/accept", token: late.token)

@@ -60,7 +60,7 @@ struct UnprovenInviteeTests {
             // Deleting the claiming account does not revoke the invitation sent to the address.
             #expect(try await s.request(.DELETE, "/v1/me", token: attacker.token).status == 204)
             #expect(await eventually(timeout: .seconds(20)) {
-                let rows = try? await withDatabase(url: s.databaseURL, schema: "invitations") {
+                let rows = try? await s.inDatabase("invitations") {
                     try await $0.query("SELECT count(*)::int FROM users WHERE uid = \(attacker.uid)").first(Int.self)
                 }
                 return rows == 0

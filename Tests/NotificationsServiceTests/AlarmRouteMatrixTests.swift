@@ -83,7 +83,7 @@ struct AlarmRouteMatrixTests {
             }
             // The lapse, as billing's expiry records it.
             _ = try await s.setTier(lapsed, "free")
-            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            try await s.inDatabase("alarms") {
                 _ = try await $0.query("UPDATE user_tiers SET lapsed_from = 'premium', lapsed_at = now() WHERE user_id = \(lapsed.uid)")
             }
             #expect(try await s.request(.GET, "/v1/alarms/\(c)", token: lapsedMember.token).status == 404, "suspended")

@@ -94,7 +94,7 @@ struct DowngradeSharingTests {
             // The neighbour leaves the group while the sharing is suspended.
             #expect(try await s.request(.DELETE, "/v1/groups/\(g)/members/\(neighbour.uid)", token: neighbour.token).status == 204)
             let left = await eventually(timeout: .seconds(10)) {
-                let rows = try? await withDatabase(url: s.databaseURL, schema: "alarms") {
+                let rows = try? await s.inDatabase("alarms") {
                     try await $0.query("SELECT count(*)::int FROM group_members WHERE group_id = \(g) AND user_id = \(neighbour.uid)").first(Int.self)
                 }
                 return rows == 0

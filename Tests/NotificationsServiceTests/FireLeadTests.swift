@@ -39,7 +39,7 @@ extension NotificationsTests {
             #expect(fired < due, "fired \(fired) for \(due)")
             // Notifications has it, waiting: its inbox row carries the instant.
             #expect(await eventually(timeout: .seconds(4)) {
-                let at = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let at = try? await s.inDatabase("notifications") {
                     try await $0.query("SELECT created_at FROM inbox WHERE user_id = \(u.uid)").first(Date.self)
                 }
                 return at.map { abs($0.timeIntervalSince(due)) < 0.002 } ?? false
@@ -125,7 +125,7 @@ extension NotificationsTests {
             let inbox = try await s.request(.GET, "/v1/me/notifications", token: u.token)
             #expect(inbox.json["notifications"]?.arrayValue?.map { $0["data"]?["alarmId"]?.stringValue } == [keptID])
             #expect(try await s.firedAt(id) == nil, "the withdrawn fire's record stays")
-            let dropped = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+            let dropped = try await s.inDatabase("notifications") {
                 try await $0.query("SELECT count(*)::int FROM deliveries WHERE state = 'dropped' AND last_error = 'fire withdrawn'").first(Int.self)
             }
             #expect(dropped == 1)

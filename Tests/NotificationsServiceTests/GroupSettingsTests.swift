@@ -82,7 +82,7 @@ struct GroupSettingsTests {
                 guard let id = try? await groupAlarm(owner, "Windowed").json["id"]?.stringValue else { return false }
                 windowed = id
                 try? await s.awaitFireTimer(id)
-                let gap = try? await withDatabase(url: s.databaseURL, schema: "scheduler") {
+                let gap = try? await s.inDatabase("scheduler") {
                     try await $0.query("""
                         SELECT EXTRACT(EPOCH FROM due_at - occurrence_at)::int FROM timers WHERE alarm_id = \(id) AND kind = 'missed'
                         """).first(Int.self)

@@ -19,7 +19,7 @@ struct InboxRetentionTests {
                         extra: ["CHRONIR_INBOX_RETENTION": "1h", "CHRONIR_INBOX_SWEEP_INTERVAL": "200ms"], build: NotificationsService.build)
         }) { s in
             func count(_ sql: String) async -> Int? {
-                try? await withDatabase(url: s.databaseURL, schema: "notifications") { db in
+                try? await s.inDatabase("notifications") { db in
                     try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
                 }
             }
@@ -28,7 +28,7 @@ struct InboxRetentionTests {
 
             // Rows two hours old (past the retention) and half an hour old (within it), as the
             // service writes them; the old pending delivery is not due (the worker leaves it alone).
-            try await withDatabase(url: s.databaseURL, schema: "notifications") { db in
+            try await s.inDatabase("notifications") { db in
                 try await db.query("""
                     INSERT INTO inbox (user_id, event_id, type, title, body, data, created_at) VALUES
                         ('u-retained', 'ev-old', 'alarm_fired', 'Chronir: Old', 'It''s time', '{}', now() - interval '2 hours'),

@@ -43,7 +43,7 @@ struct LiveOverflowTests {
             // One fire every 60 ms from 1 s on, each its own item; the writer takes 250 ms per item.
             try await s.staggerFires(ids, after: 1, every: 0.06)
             let fired = { () async throws -> [Int64] in
-                try await withDatabase(url: s.databaseURL, schema: "notifications") { db in
+                try await s.inDatabase("notifications") { db in
                     try await db.query("SELECT id FROM inbox WHERE user_id = \(u.uid) AND type = 'alarm_fired' ORDER BY id").all(Int64.self)
                 }
             }

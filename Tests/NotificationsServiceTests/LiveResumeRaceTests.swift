@@ -54,7 +54,7 @@ struct LiveResumeRaceTests {
                 received += client.ids.compactMap { Int64($0) }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...200, using: &random)))
             }
-            let inbox = try await withDatabase(url: s.databaseURL, schema: "notifications") { db in
+            let inbox = try await s.inDatabase("notifications") { db in
                 try await db.query("SELECT id FROM inbox WHERE user_id = \(u.uid) ORDER BY id").all(Int64.self)
             }
             #expect(inbox.count == total, "inbox: \(inbox.count) of \(total)")

@@ -160,7 +160,7 @@ struct NotificationsTests {
             let occurrence = try #require(created.json["nextFireDate"]?.stringValue)
             // Alarms learns display names from the accounts stream; Ann signed up a moment ago.
             let known = try await eventually {
-                try await withDatabase(url: s.databaseURL, schema: "alarms") {
+                try await s.inDatabase("alarms") {
                     try await $0.query("SELECT display_name FROM users WHERE user_id = \(ann.uid)").first(String.self) == "Ann"
                 }
             }
@@ -207,14 +207,18 @@ struct NotificationsTests {
             }, "\(push.requests("apns").map { "\($0.path) \($0.status)" })")
             #expect(push.requests("apns").filter { $0.path.hasSuffix("ios-gone") }.map(\.status) == [410])
             #expect(push.requests("fcm").map(\.status) == [400])
-            let devices = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+            let devices = try await s.inDatabase("notifications") {
                 try await $0.query("SELECT device_id FROM devices WHERE user_id = \(u.uid) ORDER BY device_id").all(String.self)
             }
             #expect(devices == ["bad", "flaky"], "the unregistered token is still there")
-            let states = try await withDatabase(url: s.databaseURL, schema: "notifications") {
-                try await $0.query("SELECT device_id || ':' || state || ':' || attempts FROM deliveries ORDER BY device_id").all(String.self)
-            }
-            #expect(states == ["bad:failed:1", "flaky:sent:2", "gone:unregistered:1"])
+            // The push server saw the 200 before notifications recorded it: wait for the record.
+            var states: [String] = []
+            #expect(await eventually(timeout: .seconds(10)) {
+                states = (try? await s.inDatabase("notifications") {
+                    try await $0.query("SELECT device_id || ':' || state || ':' || attempts FROM deliveries ORDER BY device_id").all(String.self)
+                }) ?? []
+                return states == ["bad:failed:1", "flaky:sent:2", "gone:unregistered:1"]
+            }, "\(states)")
             // What `chronirctl notifications tail` shows.
             let attempts = try await s.rpc(.notifications, NotificationsMethods.Attempts.self, .init(after: 0, limit: 100)).attempts
             #expect(attempts.map { "\($0.deviceId):\($0.outcome):\($0.status)" }.sorted()
@@ -274,7 +278,7 @@ struct NotificationsTests {
             try await device(s, u, "hook", ["platform": "web", "webhookUrl": "\(push.baseURL)/hook/busy"])
             try await s.waitForDevices(u, count: 1)
             let start = Date().addingTimeInterval(1)
-            try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+            try await s.inDatabase("scheduler") {
                 try await SchedulerLoad(database: $0, partitions: 16).seed(
                     prefix: "busy", dues: (0..<1000).map { start.addingTimeInterval(Double($0) * 0.004) }, members: [u.uid])
             }
@@ -292,7 +296,7 @@ struct NotificationsTests {
             let deliveries = push.requests("webhook").compactMap { $0.headers["x-chronir-delivery"] }
             #expect(deliveries.count == 1000, "restarted after \(atRestart)")
             #expect(Set(deliveries).count == deliveries.count, "duplicates")
-            let inbox = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+            let inbox = try await s.inDatabase("notifications") {
                 try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(u.uid)").first(Int.self)
             }
             #expect(inbox == 1000)

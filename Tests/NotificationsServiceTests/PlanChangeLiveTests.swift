@@ -56,7 +56,7 @@ struct PlanChangeLiveTests {
             // Give a wrongly told renewal the time to arrive, then count.
             try await Task.sleep(for: .seconds(1))
             #expect(Self.planChanges(live) == ["plus", "free"], "\(Self.planChanges(live))")
-            let stored = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+            let stored = try await s.inDatabase("notifications") {
                 try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid) AND type = 'plan_changed'").first(Int.self)
             }
             #expect(stored == 2)
@@ -70,7 +70,7 @@ struct PlanChangeLiveTests {
             // A deleted account leaves no tier behind.
             #expect(try await s.request(.DELETE, "/v1/me", token: user.token).status == 204)
             #expect(await eventually(timeout: .seconds(10)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let n = try? await s.inDatabase("notifications") {
                     try await $0.query("SELECT count(*)::int FROM user_tiers WHERE user_id = \(user.uid)").first(Int.self)
                 }
                 return n == 0

@@ -15,7 +15,7 @@ extension NotificationsTests {
     /// scheduler's loader picks up (as ``TestSuite/dueIn(_:seconds:)`` does for fire timers);
     /// returns that instant as the database stored it.
     func preAlarmDueIn(_ s: TestSuite, _ alarmId: String, seconds: Int) async throws -> Date {
-        let moved = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+        let moved = try await s.inDatabase("scheduler") { db in
             try await db.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'pre' RETURNING *)
                 INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
@@ -46,7 +46,7 @@ extension NotificationsTests {
             // The scheduler planned the warning at the occurrence less 60 minutes.
             var planned: [(occurrence: Date, due: Date, offset: Int32)] = []
             let timed = await eventually(timeout: .seconds(10)) {
-                planned = (try? await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+                planned = (try? await s.inDatabase("scheduler") { db in
                     var out: [(occurrence: Date, due: Date, offset: Int32)] = []
                     let rows = try await db.query("SELECT occurrence_at, due_at, offset_minutes FROM timers WHERE alarm_id = \(id) AND kind = 'pre'")
                     for try await (o, d, off) in rows.decode((Date, Date, Int32).self) { out.append((o, d, off)) }
@@ -80,11 +80,11 @@ extension NotificationsTests {
             #expect((data?["occurrenceAt"] as? String).flatMap(ISOTime.parse) == occurrence)
 
             // Recorded once as a warning; the alarm's own fire is still ahead, and was not pushed.
-            let recorded = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let recorded = try await s.inDatabase("scheduler") { db in
                 try await db.query("SELECT outcome FROM fires WHERE alarm_id = \(id) AND kind = 'pre' AND offset_minutes = 60").all(String.self)
             }
             #expect(recorded == ["fired"])
-            let pendingFire = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let pendingFire = try await s.inDatabase("scheduler") { db in
                 try await db.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(id) AND kind = 'fire'").first(Int.self)
             }
             #expect(pendingFire == 1)

@@ -43,7 +43,7 @@ struct PushGiveUpTests {
                 push.requests("apns").filter { $0.path == "/3/device/ios-down" && $0.json?["alarmId"] as? String == alarmId }.map(\.status)
             }
             func delivery(_ alarmId: String) async throws -> (state: String, attempts: Int, error: String?)? {
-                try await withDatabase(url: s.databaseURL, schema: "notifications") { db -> (state: String, attempts: Int, error: String?)? in
+                try await s.inDatabase("notifications") { db -> (state: String, attempts: Int, error: String?)? in
                     let rows = try await db.query("""
                         SELECT state, attempts, last_error FROM deliveries
                         WHERE user_id = \(u.uid) AND device_id = 'iphone' AND content->'data'->>'alarmId' = \(alarmId)
@@ -65,7 +65,7 @@ struct PushGiveUpTests {
             #expect(given?.attempts == 3)
             #expect(given?.error == "ServiceUnavailable", "the reason of the last answer: \(String(describing: given?.error))")
             #expect(pushes(first) == [503, 503, 503])
-            let outcomes = try await withDatabase(url: s.databaseURL, schema: "notifications") { db in
+            let outcomes = try await s.inDatabase("notifications") { db in
                 try await db.query("""
                     SELECT a.outcome FROM attempts a JOIN deliveries d ON d.id = a.delivery_id
                     WHERE d.user_id = \(u.uid) AND d.content->'data'->>'alarmId' = \(first) ORDER BY a.attempt

@@ -106,13 +106,13 @@ struct SharedAlarmLiveTests {
 
             // The member snoozes the ringing occurrence: the owner is told (a silent `snoozed`).
             // The occurrence is made due now in the alarms schema, as if the clock had reached it.
-            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            try await s.inDatabase("alarms") {
                 try await $0.query("UPDATE alarms SET next_fire_date = now() - interval '1 second' WHERE id = \(id)").drain()
             }
             let snoozed = try await s.request(.POST, "/v1/alarms/\(id)/snooze", token: member.token, json: ["minutes": 10])
             #expect(snoozed.status == 200, "\(snoozed.text)")
             #expect(await eventually(timeout: .seconds(10)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let n = try? await s.inDatabase("notifications") {
                     try await $0.query("""
                         SELECT count(*)::int FROM inbox WHERE user_id = \(owner.uid) AND type = 'alarm_changed' AND data->>'change' = 'snoozed'
                         """).first(Int.self)
@@ -151,7 +151,7 @@ struct SharedAlarmLiveTests {
             print("shared alarm changes reached the member's live stream after \(latencies.map { String(format: "%.3f s", $0) })")
 
             // Whoever made a change is not told of it: the owner heard only of the member's two acceptances.
-            let ownerChanges = try await withDatabase(url: s.databaseURL, schema: "notifications") {
+            let ownerChanges = try await s.inDatabase("notifications") {
                 try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(owner.uid) AND type = 'alarm_changed'").first(Int.self)
             }
             #expect(ownerChanges == 3, "two acceptances and the member's snooze")

@@ -173,7 +173,7 @@ extension SlowWebhookTests {
             #expect(early.count <= 2, "\(early.count) of Mallory's sends open at once (the cap per account is 2)")
             // Trent's 200s were each delivered at their head (no body read), once.
             #expect(await eventually(timeout: .seconds(20)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let n = try? await s.inDatabase("notifications") {
                     try await $0.query("SELECT count(*)::int FROM deliveries WHERE user_id = \(attackers[1].0.uid) AND state = 'sent'").first(Int.self)
                 }
                 return n == 20

@@ -37,7 +37,7 @@ struct SuspendedSharingTests {
 
     /// The members `alarm`'s suspended sharing keeps (nil: none is kept).
     static func kept(_ s: TestSuite, _ alarm: String) async throws -> [String]? {
-        try await withDatabase(url: s.databaseURL, schema: "alarms") {
+        try await s.inDatabase("alarms") {
             try await $0.query("SELECT shared_with FROM suspended_shares WHERE alarm_id = \(alarm)").first([String].self)
         }
     }
@@ -190,7 +190,7 @@ struct SuspendedSharingTests {
             #expect(try await s.request(.PUT, "/v1/alarms/\(id)/photo", token: owner.token, bytes: jpeg, headers: ["Content-Type": "image/jpeg"]).status == 200)
             _ = try await s.setTier(owner, "free")
             // As billing's expiry records it (`TierStanding.after`): the Plus it had.
-            try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            try await s.inDatabase("alarms") {
                 _ = try await $0.query("UPDATE user_tiers SET lapsed_from = 'plus', lapsed_at = now() WHERE user_id = \(owner.uid)")
             }
             let lapsed = try await s.request(.PUT, "/v1/alarms/\(id)/photo", token: owner.token, bytes: jpeg, headers: ["Content-Type": "image/jpeg"])

@@ -141,7 +141,7 @@ struct WebhookSSRFTests {
 
             // Both deliveries fail at their first attempt (not retried), with the reason.
             func states() async -> [String] {
-                let rows = try? await withDatabase(url: s.databaseURL, schema: "notifications") {
+                let rows = try? await s.inDatabase("notifications") {
                     try await $0.query("""
                         SELECT device_id || ':' || state || ':' || attempts || ':' || coalesce(last_error, '') FROM deliveries
                         WHERE user_id = \(u.uid)

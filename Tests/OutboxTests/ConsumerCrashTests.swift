@@ -61,7 +61,7 @@ struct ConsumerCrashTests {
     }
 
     func count(_ s: TestSuite, _ schema: String, _ sql: String) async -> Int? {
-        try? await withDatabase(url: s.databaseURL, schema: schema) { db in
+        try? await s.inDatabase(schema) { db in
             try await db.query(PostgresQuery(unsafeSQL: sql)).first(Int.self)
         }
     }

@@ -91,7 +91,7 @@ struct BackupRestoreTests {
             // The dump, taken while every service runs.
             try Self.run(Self.tool("pg_dump"), ["--format=custom", "--file=\(dump)", "--dbname=\(s.databaseURL)"])
             before = try await streams(s.databaseURL)
-            let fired = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let fired = try await s.inDatabase("scheduler") { db in
                 try await db.query("SELECT count(*)::int FROM fires WHERE kind = 'fire'").first(Int.self) ?? -1
             }
             #expect(fired == 0, "nothing fired before the dump")
@@ -106,7 +106,7 @@ struct BackupRestoreTests {
         try await withTestSuite(label: "restored", databaseURL: restored, start: { try start($0, push) }) { s in
             // Each pending fire fires once, and rings the device once.
             let firedAll = await eventually(timeout: .seconds(60)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+                let n = try? await s.inDatabase("scheduler") { db in
                     try await db.query("SELECT count(*)::int FROM fires WHERE kind = 'fire' AND outcome = 'fired'").first(Int.self)
                 }
                 return n == ids.count
@@ -119,7 +119,7 @@ struct BackupRestoreTests {
             let settledAfter = await eventually(timeout: .seconds(20)) { await s.unsettled().isEmpty }
             let leftAfter = await s.unsettled()
             #expect(settledAfter, "\(leftAfter)")
-            let fires = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let fires = try await s.inDatabase("scheduler") { db in
                 try await db.query("SELECT alarm_id FROM fires WHERE kind = 'fire'").all(String.self)
             }
             #expect(fires.sorted() == ids.sorted(), "each pending fire recorded once")
@@ -133,7 +133,7 @@ struct BackupRestoreTests {
                 #expect(a.seqs == (a.head > 0 ? Array(1...a.head) : []), "\(schema): sequence numbers 1…\(a.head) without a gap or a repeat")
             }
             #expect((after["alarms"]?.head ?? 0) > (before["alarms"]?.head ?? 0), "the alarms stream went on")
-            let deadLetters = try await withDatabase(url: s.databaseURL, schema: "public") { db in
+            let deadLetters = try await s.inDatabase("public") { db in
                 var n = 0
                 for schema in ["accounts", "alarms", "scheduler", "notifications"] {
                     n += try await db.query("SELECT count(*)::int FROM \(unescaped: schema).consumer_dead_letters").first(Int.self) ?? 0

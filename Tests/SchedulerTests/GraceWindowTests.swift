@@ -47,7 +47,7 @@ struct GraceWindowTests {
             let missedDue = try await s.dueIn(missed, seconds: -600)
             let lateDue = try await s.dueIn(late, seconds: -2)
             // Guard: both are still pending and nothing of them fired before the takeover.
-            let before = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let before = try await s.inDatabase("scheduler") { db in
                 try await db.query("""
                     SELECT (SELECT count(*) FROM timers WHERE kind = 'fire' AND alarm_id IN (\(missed), \(late)))::int * 10
                          + (SELECT count(*) FROM fires WHERE alarm_id IN (\(missed), \(late)))::int
@@ -59,7 +59,7 @@ struct GraceWindowTests {
             try s.start("scheduler", migrations: SchedulerService.migrations, extra: Self.scheduler, build: SchedulerService.build)
 
             func outcome(_ id: String) async -> String? {
-                try? await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+                try? await s.inDatabase("scheduler") { db in
                     try await db.query("SELECT outcome FROM fires WHERE alarm_id = \(id) AND kind = 'fire'").first(String.self)
                 }
             }
@@ -72,7 +72,7 @@ struct GraceWindowTests {
             #expect(await outcome(late) == "fired", "a fire \(Date().timeIntervalSince(lateDue)) s overdue, within a 60 s window")
 
             // The events: the missed one is announced as missed, never as fired.
-            let envelopes = try await withDatabase(url: s.databaseURL, schema: "scheduler") { db in
+            let envelopes = try await s.inDatabase("scheduler") { db in
                 try await db.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
             }
             let events = try envelopes.map { try Envelope.decode(Data($0.utf8)) }
@@ -93,7 +93,7 @@ struct GraceWindowTests {
             // The positive marker before asserting that no ring followed: notifications applied the
             // scheduler's whole stream and nothing is left to deliver.
             let drained = await eventually(timeout: .seconds(20)) {
-                let left = try? await withDatabase(url: s.databaseURL, schema: "public") { db in
+                let left = try? await s.inDatabase("public") { db in
                     try await db.query("""
                         SELECT (SELECT coalesce(max(last_seq), 0) FROM scheduler.outbox_streams WHERE stream = 'scheduler')
                              - (SELECT coalesce(max(seq), 0) FROM notifications.consumer_checkpoints WHERE stream = 'scheduler')

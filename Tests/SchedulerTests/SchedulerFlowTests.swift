@@ -92,11 +92,11 @@ struct SchedulerFlowTests {
 
             // The snoozed occurrence's missed check moved past the last re-fire; completing it
             // settles the re-fires and the check.
-            let kinds = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+            let kinds = try await s.inDatabase("scheduler") {
                 try await $0.query("SELECT kind FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate) ORDER BY kind").all(String.self)
             }
             #expect(kinds == ["missed", "snooze"], "\(kinds)")
-            let gap = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+            let gap = try await s.inDatabase("scheduler") {
                 try await $0.query("""
                     SELECT extract(epoch FROM max(due_at) FILTER (WHERE kind = 'missed') - max(due_at) FILTER (WHERE kind = 'snooze'))::float8
                     FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate)
@@ -106,7 +106,7 @@ struct SchedulerFlowTests {
             let done = try await s.request(.POST, "/v1/alarms/\(id)/completions", token: u.token, json: ["status": "completed"])
             #expect(done.status == 201, "\(done.text)")
             let settled = await eventually(timeout: .seconds(10)) {
-                let n = try? await withDatabase(url: s.databaseURL, schema: "scheduler") {
+                let n = try? await s.inDatabase("scheduler") {
                     try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate)").first(Int.self)
                 }
                 return n == 0
@@ -139,11 +139,11 @@ struct SchedulerFlowTests {
             #expect(relogged.json["streak"]?.intValue == 1)
 
             // Exactly one fire record for the occurrence.
-            let fires = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+            let fires = try await s.inDatabase("scheduler") {
                 try await $0.query("SELECT count(*)::int FROM fires WHERE alarm_id = \(id) AND kind = 'fire'").first(Int.self) ?? 0
             }
             #expect(fires == 1)
-            let otherFires = try await withDatabase(url: s.databaseURL, schema: "scheduler") {
+            let otherFires = try await s.inDatabase("scheduler") {
                 try await $0.query("SELECT kind FROM fires WHERE alarm_id = \(other) ORDER BY kind").all(String.self)
             }
             #expect(otherFires == ["fire", "missed"])

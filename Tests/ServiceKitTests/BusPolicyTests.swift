@@ -43,7 +43,7 @@ struct BusPolicyTests {
             // Every consumer caught up with its producer: a change that slipped through would show now.
             await s.settle()
             #expect(try await s.request(.GET, "/v1/me", token: u.token).json["tier"]?.stringValue == "free")
-            let alarmsTier = try await withDatabase(url: s.databaseURL, schema: "alarms") {
+            let alarmsTier = try await s.inDatabase("alarms") {
                 try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(u.uid)").first(String.self)
             }
             #expect(alarmsTier == nil || alarmsTier == "free", "alarms holds tier \(String(describing: alarmsTier))")

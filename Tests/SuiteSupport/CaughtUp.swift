@@ -27,7 +27,7 @@ extension TestSuite {
     func unsettled(deliveries: Bool = true) async -> [String] {
         let names = Set(running.withLock { $0.map(\.name) })
         do {
-            return try await withDatabase(url: databaseURL, schema: "public") { db in
+            return try await inDatabase("public") { db in
                 var left: [String] = []
                 if names.contains("scheduler") {
                     let due = try await db.query("SELECT count(*)::int FROM scheduler.timers WHERE due_at <= now()").first(Int.self) ?? 0
@@ -66,7 +66,7 @@ extension TestSuite {
     /// accounts and billing streams); false after `timeout`.
     func alarmsTier(of user: TestUser, is tier: String, timeout: Duration = .seconds(20)) async -> Bool {
         await eventually(timeout: timeout) {
-            let held = try? await withDatabase(url: databaseURL, schema: "alarms") {
+            let held = try? await inDatabase("alarms") {
                 try await $0.query("SELECT tier FROM user_tiers WHERE user_id = \(user.uid)").first(String.self)
             }
             return held == tier

@@ -1,9 +1,15 @@
+import AccountsService
+import AlarmsService
 import AsyncHTTPClient
+import BillingService
 import Foundation
+import InvitationsService
 import Messaging
+import NotificationsService
 import NIOCore
 import NIOHTTP1
 import Persistence
+import SchedulerService
 import ServiceKit
 import Support
 import Synchronization
@@ -16,19 +22,32 @@ final class TestSuite: Sendable {
     let http: HTTPClient
     let gatewayPort = Mutex<Int?>(nil)
     let running = Mutex<[RunningService]>([])
+    /// The suite's own pools on its database, one per schema, each with the task that runs it.
+    let pools = Mutex<[String: (database: Database, task: Task<Void, Never>)]>([:])
 
     /// `databaseURL`: an existing database (a restored backup) instead of a new one.
     init(label: String, adminURL: String? = nil, databaseURL existing: String? = nil) async throws {
         if let existing {
             databaseURL = existing
         } else {
-            databaseURL = try await TestDatabase.create(label, adminURL: adminURL)
+            databaseURL = ProcessInfo.processInfo.environment["CHRONIR_TEST_TEMPLATE"] == "0"
+                ? try await TestDatabase.create(label, adminURL: adminURL)  // each service migrates it (for comparison)
+                : try await TestDatabase.create(label, adminURL: adminURL, migrated: Self.schemas)
         }
         var p: [ServiceDirectory.Name: (Int, Int)] = [:]
         for name in ServiceDirectory.Name.allCases { p[name] = (freePort(), freePort()) }
         ports = p
         // Created last: an HTTPClient must be shut down, so nothing may throw after it exists.
         http = HTTPClient(eventLoopGroupProvider: .singleton)
+    }
+
+    /// Every service's schema with the migrations the suites start it with: a suite's database
+    /// is a copy of a template holding them all (``TestDatabase/create(_:adminURL:migrated:)``),
+    /// and each service's migrator then finds nothing left to apply.
+    static var schemas: [TestDatabase.MigratedSchema] {
+        [("accounts", AccountsService.migrations), ("alarms", AlarmsService.migrations),
+         ("scheduler", SchedulerService.migrations), ("notifications", NotificationsService.migrations),
+         ("invitations", InvitationsService.migrations), ("billing", BillingService.migrations)]
     }
 
     /// The environment shared by every service of this suite.
@@ -87,9 +106,33 @@ final class TestSuite: Sendable {
         return "http://127.0.0.1:\(port)"
     }
 
-    /// Stops everything started, newest first.
+    /// Runs `body` with the suite's pool on `schema`: opened on first use, kept until
+    /// ``shutdown()`` (a pool per query connected afresh on every 50 ms poll of a test).
+    func inDatabase<T: Sendable>(_ schema: String, _ body: (Database) async throws -> T) async throws -> T {
+        let database = try pools.withLock { pools in
+            if let open = pools[schema] { return open.database }
+            let database = try TestDatabase.database(url: databaseURL, schema: schema, poolSize: 4)
+            pools[schema] = (database, Task { await database.client.run() })
+            return database
+        }
+        return try await body(database)
+    }
+
+    /// Stops everything started, newest first, then closes the suite's pools.
     func shutdown() async {
         for s in running.withLock({ $0 }).reversed() { await s.stop() }
+        let tasks = pools.withLock { pools in
+            defer { pools = [:] }
+            return pools.values.map(\.task)
+        }
+        for task in tasks { task.cancel() }
+        // Closing is waited for 5 s at most (a connection whose close never ends would hold the test).
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for task in tasks { await task.value } }
+            group.addTask { try? await Task.sleep(for: .seconds(5)) }
+            await group.next()
+            group.cancelAll()
+        }
         try? await http.shutdown()
     }
 }

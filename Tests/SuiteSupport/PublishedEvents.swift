@@ -15,7 +15,7 @@ extension TestSuite {
                               sourceLocation: SourceLocation = #_sourceLocation) async throws -> Set<String> {
         var lines: [String] = []
         for schema in schemas {
-            lines += try await withDatabase(url: databaseURL, schema: schema) {
+            lines += try await inDatabase(schema) {
                 try await $0.query("SELECT envelope FROM outbox ORDER BY id").all(String.self)
             }
         }
@@ -29,7 +29,7 @@ extension TestSuite {
 
     /// The event types in the outbox of `schema` (a service's database schema) so far.
     func outboxTypes(_ schema: String) async throws -> Set<String> {
-        Set(try await withDatabase(url: databaseURL, schema: schema) {
+        Set(try await inDatabase(schema) {
             try await $0.query("SELECT DISTINCT type FROM outbox").all(String.self)
         })
     }

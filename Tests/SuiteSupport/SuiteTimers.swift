@@ -12,7 +12,7 @@ extension TestSuite {
     /// picks up); returns that instant as the database stored it.
     func dueIn(_ alarmId: String, seconds: Int) async throws -> Date {
         try await awaitFireTimer(alarmId)
-        return try await withDatabase(url: databaseURL, schema: "scheduler") { db in
+        return try await inDatabase("scheduler") { db in
             try await db.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
                 INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
@@ -26,7 +26,7 @@ extension TestSuite {
     /// Moves the fire timers of `alarmIds` to come due one every `every` seconds from `after`
     /// seconds on, in the order given (the first at `after` + `every`).
     func staggerFires(_ alarmIds: [String], after: Double, every: Double) async throws {
-        try await withDatabase(url: databaseURL, schema: "scheduler") { db in
+        try await inDatabase("scheduler") { db in
             try await db.query("""
 
                 WITH old AS (DELETE FROM timers WHERE alarm_id = ANY(\(alarmIds)) AND kind = 'fire' RETURNING *)
@@ -40,14 +40,14 @@ extension TestSuite {
 
     /// When the scheduler recorded the alarm's fire, once it has.
     func firedAt(_ alarmId: String) async throws -> Date? {
-        try await withDatabase(url: databaseURL, schema: "scheduler") {
+        try await inDatabase("scheduler") {
             try await $0.query("SELECT fired_at FROM fires WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Date.self)
         }
     }
 
     /// How many inbox rows `user` has (of `type` only, when given).
     func inboxCount(_ user: TestUser, type: String? = nil) async -> Int? {
-        try? await withDatabase(url: databaseURL, schema: "notifications") {
+        try? await inDatabase("notifications") {
             try await $0.query("SELECT count(*)::int FROM inbox WHERE user_id = \(user.uid) AND (\(type)::text IS NULL OR type = \(type))")
                 .first(Int.self)
         }
@@ -65,7 +65,7 @@ extension TestSuite {
     /// Waits until notifications knows `count` devices of the user.
     func waitForDevices(_ u: TestUser, count: Int) async throws {
         let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "notifications") {
+            let n = try? await inDatabase("notifications") {
                 try await $0.query("SELECT count(*)::int FROM devices WHERE user_id = \(u.uid)").first(Int.self)
             }
             return n == count
@@ -76,7 +76,7 @@ extension TestSuite {
     /// Waits until the scheduler holds the fire timer of `alarmId`'s pending occurrence.
     func awaitFireTimer(_ alarmId: String) async throws {
         let ok = await eventually(timeout: .seconds(10)) {
-            let n = try? await withDatabase(url: databaseURL, schema: "scheduler") {
+            let n = try? await inDatabase("scheduler") {
                 try await $0.query("SELECT count(*)::int FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire'").first(Int.self)
             }
             return n == 1
@@ -87,7 +87,7 @@ extension TestSuite {
     /// Makes the pending occurrence of `alarmId` due now in the scheduler.
     func fireAgain(_ alarmId: String) async throws {
         try await awaitFireTimer(alarmId)
-        try await withDatabase(url: databaseURL, schema: "scheduler") {
+        try await inDatabase("scheduler") {
             try await $0.query("""
                 WITH old AS (DELETE FROM timers WHERE alarm_id = \(alarmId) AND kind = 'fire' RETURNING *)
                 INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)

@@ -61,7 +61,7 @@ extension TestSuite {
     func verifyEmail(_ user: TestUser, password: String = "correct horse") async throws -> TestUser {
         let secret = "test-verify-\(UUID().uuidString)"
         let hash = SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
-        try await withDatabase(url: databaseURL, schema: "accounts") {
+        try await inDatabase("accounts") {
             try await $0.query("""
                 INSERT INTO email_tokens (token_hash, user_id, purpose, email, expires_at)
                 VALUES (\(hash), \(user.uid), 'verify', \(user.email), now() + interval '1 hour')

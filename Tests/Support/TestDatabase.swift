@@ -19,8 +19,86 @@ public enum TestDatabase {
         try await admin(url: adminURL) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\""), logger: quiet)
         }
+        return url(adminURL, database: name)
+    }
+
+    /// A schema and the migrations a service applies to it.
+    public typealias MigratedSchema = (schema: String, migrations: [Migration])
+
+    /// Creates a database copied from a template that already holds `schemas` migrated, and
+    /// returns its URL. The services that start on it find every migration applied, so a test
+    /// pays for a file copy instead of running every migration again. The template is made once
+    /// per cluster and set of migrations (its name carries a hash of every schema, version and
+    /// checksum, so a changed migration makes a new one), by whichever test process asks first:
+    /// built under a name of its own and renamed into place, so no process copies a template
+    /// that is half migrated, and two builders racing keep one template.
+    public static func create(_ label: String = "t", adminURL: String? = nil, migrated schemas: [MigratedSchema]) async throws -> String {
+        let adminURL = adminURL ?? self.adminURL
+        let template = try await self.template(schemas, adminURL: adminURL)
+        let name = "\(label.lowercased().filter { $0.isLetter || $0.isNumber })_\(UInt32.random(in: 0...UInt32.max))"
+        try await admin(url: adminURL) { connection in
+            // A builder's connections may still be closing just after its rename (55006).
+            try await retryingInUse {
+                try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(name)\" TEMPLATE \"\(template)\""), logger: quiet)
+            }
+        }
+        return url(adminURL, database: name)
+    }
+
+    /// The name of the template database holding `schemas` migrated, made when missing.
+    static func template(_ schemas: [MigratedSchema], adminURL: String) async throws -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over every schema, version and checksum
+        for (schema, migrations) in schemas {
+            for m in migrations {
+                for byte in "\(schema):\(m.version):\(m.checksum);".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            }
+        }
+        let name = "template_\(String(hash, radix: 16))"
+        var exists = false
+        try await admin(url: adminURL) { connection in
+            exists = try await connection.query("SELECT 1 FROM pg_database WHERE datname = \(name)", logger: quiet).collect().count == 1
+        }
+        if exists { return name }
+        let building = "\(name)_\(UInt32.random(in: 0...UInt32.max))"
+        try await admin(url: adminURL) { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(building)\""), logger: quiet)
+        }
+        for (schema, migrations) in schemas {
+            let database = try self.database(url: url(adminURL, database: building), schema: schema, poolSize: 1)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await database.client.run() }
+                defer { group.cancelAll() }
+                try await Migrator(database: database).migrate(migrations)
+            }
+        }
+        try await admin(url: adminURL) { connection in
+            do {
+                try await retryingInUse {
+                    try await connection.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \"\(building)\" RENAME TO \"\(name)\""), logger: quiet)
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+                // Another process built it first: use that one.
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE \"\(building)\" WITH (FORCE)"), logger: quiet)
+            }
+        }
+        return name
+    }
+
+    /// Runs `body` again while PostgreSQL answers 55006 (the database is in use), for 10 s at most.
+    static func retryingInUse(_ body: () async throws -> Void) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            do {
+                return try await body()
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    static func url(_ adminURL: String, database: String) -> String {
         var components = URLComponents(string: adminURL)!
-        components.path = "/\(name)"
+        components.path = "/\(database)"
         return components.string!
     }
 
