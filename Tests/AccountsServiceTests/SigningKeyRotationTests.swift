@@ -271,7 +271,7 @@ struct SigningKeyRotationTests {
         let legacy = Curve25519.Signing.PrivateKey()
         let legacyKid = "k-legacy01"
         let legacyClear = legacy.rawRepresentation.base64EncodedString()
-        try await withTestSuite(label: "key-at-rest", start: { _ in }) { s in
+        try await withTestSuite(label: "key-at-rest", migrated: false, start: { _ in }) { s in
             // The schema as the release before left it, its key stored in the clear.
             try await s.inDatabase("accounts") { db in
                 try await Migrator(database: db).migrate(AccountsService.migrations.filter { $0.version <= 6 })

@@ -26,11 +26,12 @@ final class TestSuite: Sendable {
     let pools = Mutex<[String: (database: Database, task: Task<Void, Never>)]>([:])
 
     /// `databaseURL`: an existing database (a restored backup) instead of a new one.
-    init(label: String, adminURL: String? = nil, databaseURL existing: String? = nil) async throws {
+    /// `migrated`: false for an empty database (a test that migrates it as an older release did).
+    init(label: String, adminURL: String? = nil, databaseURL existing: String? = nil, migrated: Bool = true) async throws {
         if let existing {
             databaseURL = existing
         } else {
-            databaseURL = ProcessInfo.processInfo.environment["CHRONIR_TEST_TEMPLATE"] == "0"
+            databaseURL = !migrated || ProcessInfo.processInfo.environment["CHRONIR_TEST_TEMPLATE"] == "0"
                 ? try await TestDatabase.create(label, adminURL: adminURL)  // each service migrates it (for comparison)
                 : try await TestDatabase.create(label, adminURL: adminURL, migrated: Self.schemas)
         }
@@ -138,9 +139,9 @@ final class TestSuite: Sendable {
 }
 
 /// Runs `body` with a new suite and always shuts it down, even when the body throws.
-func withTestSuite(label: String, adminURL: String? = nil, databaseURL: String? = nil, start: (TestSuite) throws -> Void,
+func withTestSuite(label: String, adminURL: String? = nil, databaseURL: String? = nil, migrated: Bool = true, start: (TestSuite) throws -> Void,
                    _ body: (TestSuite) async throws -> Void) async throws {
-    let suite = try await TestSuite(label: label, adminURL: adminURL, databaseURL: databaseURL)
+    let suite = try await TestSuite(label: label, adminURL: adminURL, databaseURL: databaseURL, migrated: migrated)
     do {
         try start(suite)
         try await body(suite)
