@@ -12,6 +12,7 @@ let swiftSettings: [SwiftSetting] = [
 /// and the clients and servers the tests stand up.
 let suiteTestDependencies: [Target.Dependency] = [
     "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), "AccountsService", "GatewayService",
+    core("AlarmsCore"), core("NotificationsCore"), core("AccountsCore"), core("BillingCore"), core("InvitationsCore"),
     "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", core("Schedules"), "ZMQ",
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
     .product(name: "Hummingbird", package: "hummingbird"),
@@ -171,7 +172,7 @@ let package = Package(
         .target(
             name: "AccountsService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                "ServiceKit", core("Contracts"), core("AccountsCore"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -207,7 +208,7 @@ let package = Package(
         .target(
             name: "AlarmsService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", core("Schedules"),
+                "ServiceKit", core("Contracts"), core("AlarmsCore"), "Outbox", "Persistence", "Messaging", core("Schedules"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -267,7 +268,7 @@ let package = Package(
         .target(
             name: "InvitationsService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging",
+                "ServiceKit", core("Contracts"), core("InvitationsCore"), "Outbox", "Persistence", "Messaging",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/Invitations/Sources",
@@ -282,7 +283,7 @@ let package = Package(
         .target(
             name: "BillingService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
+                "ServiceKit", core("Contracts"), core("BillingCore"), "Outbox", "Persistence", "Messaging", "GoogleAPI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

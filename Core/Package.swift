@@ -18,6 +18,10 @@ let package = Package(
         .library(name: "TimingWheel", targets: ["TimingWheel"]),
         .library(name: "CoreTesting", targets: ["CoreTesting"]),
         .library(name: "NotificationsCore", targets: ["NotificationsCore"]),
+        .library(name: "AlarmsCore", targets: ["AlarmsCore"]),
+        .library(name: "AccountsCore", targets: ["AccountsCore"]),
+        .library(name: "BillingCore", targets: ["BillingCore"]),
+        .library(name: "InvitationsCore", targets: ["InvitationsCore"]),
     ],
     dependencies: [
         // The same version the root package pins (docs/architecture.md: every dependency pinned).
@@ -39,7 +43,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The notifications service's decisions (issue 60: one core per service, as extracted).
-        .target(name: "NotificationsCore", swiftSettings: swiftSettings),
+        .target(name: "NotificationsCore", dependencies: ["Contracts", "Wire"], swiftSettings: swiftSettings),
+        // The alarms service's rules: field limits, tier rules, sharing by consent, patches,
+        // marks, snoozes and floating time (they were its Domain folder).
+        .target(name: "AlarmsCore", dependencies: ["Contracts", "Schedules", "Wire"], swiftSettings: swiftSettings),
+        // The accounts service's input rules (its key sealing, which needs Crypto, stays in the service for now).
+        .target(name: "AccountsCore", dependencies: ["Contracts", "Wire"], swiftSettings: swiftSettings),
+        // The billing service's catalogue: products, tiers and what each tier may do.
+        .target(name: "BillingCore", dependencies: ["Contracts"], swiftSettings: swiftSettings),
+        // The invitation lifecycle: who may see and answer an invitation, from which state, and
+        // what each answer writes; the create request's checks (the address rule is sign-up's).
+        .target(name: "InvitationsCore", dependencies: ["Contracts", "Wire", "AccountsCore"], swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CoreTesting"], swiftSettings: swiftSettings),
@@ -47,5 +61,7 @@ let package = Package(
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
     ]
 )

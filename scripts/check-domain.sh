@@ -23,5 +23,9 @@ if [ "${1:-}" = "--self-test" ]; then
     echo "domain self-test: ok"
     exit 0
 fi
-check Services/*/Sources/Domain/*.swift
-echo "domain: $(ls Services/*/Sources/Domain/*.swift | wc -l) files import no I/O module"
+# The services' rules move into Core/Sources/<Service>Core (issue 60), where the compiler keeps
+# them pure (Core's package has no I/O module to import); what is still in a Domain folder is
+# checked here.
+files=$(ls Services/*/Sources/Domain/*.swift 2>/dev/null || true)
+[ -z "$files" ] || check $files
+echo "domain: $(printf '%s' "$files" | grep -c . || true) files left in Domain folders import no I/O module; $(ls -d Core/Sources/*Core | wc -l) service cores in Core/"

@@ -99,20 +99,3 @@ public final class PushEventSink: EventSink {
         }
     }
 }
-
-/// Sends to several sinks.
-public struct FanOutEventSink: EventSink {
-    let sinks: [any EventSink]
-
-    public init(_ sinks: [any EventSink]) {
-        self.sinks = sinks
-    }
-
-    public func publish(stream: String, events: [(seq: Int64, envelope: Data)]) {
-        for s in sinks { s.publish(stream: stream, events: events) }
-    }
-
-    public func heartbeat(stream: String, head: Int64) {
-        for s in sinks { s.heartbeat(stream: stream, head: head) }
-    }
-}

@@ -84,13 +84,6 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    /// Registers a handler working on raw payload bytes.
-    public mutating func onRaw(_ type: String, access: MethodAccess = .services, _ handler: @escaping RawHandler) {
-        self.access[type] = access
-        placements[type] = .pool
-        handlers[type] = handler
-    }
-
     /// Registers a handler for a one-way message type (no reply is sent).
     public mutating func onOneWay(_ type: String, access: MethodAccess = .services,
                                   _ handler: @escaping @Sendable (RPCContext) async throws -> Void) {

@@ -1,3 +1,4 @@
+import NotificationsCore
 import Contracts
 import Foundation
 import Messaging

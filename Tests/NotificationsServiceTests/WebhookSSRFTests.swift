@@ -1,5 +1,6 @@
 import AccountsService
 import AsyncHTTPClient
+import NotificationsCore
 import Contracts
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+import AccountsCore
 import Contracts
 import Foundation
 import Messaging

@@ -1,3 +1,4 @@
+import AlarmsCore
 import Contracts
 import Foundation
 import Messaging

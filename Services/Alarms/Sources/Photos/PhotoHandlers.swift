@@ -1,3 +1,4 @@
+import AlarmsCore
 import Contracts
 import Crypto
 import Foundation

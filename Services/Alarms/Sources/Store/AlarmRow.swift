@@ -45,12 +45,3 @@ enum AlarmRow {
     }
 }
 
-extension Alarm {
-    /// Everyone who sees the alarm: the owner and its shared members.
-    var members: [String] { Self.members(owner: ownerId, sharedWith: sharedWith) }
-
-    static func members(owner: String, sharedWith: [String]) -> [String] { [owner] + sharedWith.filter { $0 != owner } }
-
-    /// Whether `user` may read it (§11: owner or shared member).
-    func isVisible(to user: String) -> Bool { ownerId == user || sharedWith.contains(user) }
-}

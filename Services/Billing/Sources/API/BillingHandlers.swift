@@ -1,3 +1,4 @@
+import BillingCore
 import Contracts
 import Crypto
 import Foundation

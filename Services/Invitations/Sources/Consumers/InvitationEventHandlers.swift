@@ -1,4 +1,5 @@
 import Contracts
+import InvitationsCore
 import Foundation
 import Messaging
 import Outbox
@@ -16,7 +17,7 @@ struct InvitationEventHandlers: Sendable {
             try await store.upsertUser(uid: u.uid, email: u.email, displayName: u.displayName, tier: u.tier,
                                        emailVerified: u.emailVerified ?? false, on: c, logger: ctx.logger)
             // The owner took the account back: invitations made before (maybe by someone else) are revoked.
-            if let at = u.takenBackAt { try await store.revokePending(inviter: u.uid, madeBefore: at, reason: "account taken back", on: c) }
+            if let at = u.takenBackAt { try await store.revokePending(inviter: u.uid, madeBefore: at, reason: .accountTakenBack, on: c) }
         }
         h.on(AccountsEvents.userDeleted) { u, ctx, c in
             // Only an owner who proved the address speaks for it: an account that merely signed
@@ -25,17 +26,17 @@ struct InvitationEventHandlers: Sendable {
             try await store.deleteUser(u.uid, on: c, logger: ctx.logger)
             // Sent: revoked (announced), then gone. Received: revoked if pending, and kept in
             // the inviter's list without the address or the uid.
-            try await store.revokePending(inviter: u.uid, reason: "inviter deleted", on: c)
-            try await store.revokePending(inviteeUserId: u.uid, reason: "invitee deleted", on: c)
+            try await store.revokePending(inviter: u.uid, reason: .inviterDeleted, on: c)
+            try await store.revokePending(inviteeUserId: u.uid, reason: .inviteeDeleted, on: c)
             try await store.deleteInvitations(byInviter: u.uid, on: c, logger: ctx.logger)
             if proven {
-                try await store.revokePending(inviteeEmail: u.email, reason: "invitee deleted", on: c)
+                try await store.revokePending(inviteeEmail: u.email, reason: .inviteeDeleted, on: c)
                 try await store.forgetMails(to: u.email, on: c, logger: ctx.logger)
             }
             try await store.forgetInvitee(uid: u.uid, email: proven ? u.email : "", on: c, logger: ctx.logger)
         }
         h.on(AccountsEvents.groupDeleted) { g, _, c in
-            try await store.revokePending(reference: g.groupId, reason: "group deleted", on: c)
+            try await store.revokePending(reference: g.groupId, reason: .groupDeleted, on: c)
         }
         return h
     }
@@ -48,7 +49,7 @@ struct InvitationEventHandlers: Sendable {
         }
         h.on(AlarmsEvents.alarmDeleted) { a, _, c in
             try await store.recordAlarmShares(a.id, shared: nil, on: c)
-            try await store.revokePending(reference: a.id, reason: "alarm deleted", on: c)
+            try await store.revokePending(reference: a.id, reason: .alarmDeleted, on: c)
         }
         return h
     }

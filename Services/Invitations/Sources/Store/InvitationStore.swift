@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import InvitationsCore
 import Logging
 import Messaging
 import Outbox
@@ -33,9 +34,10 @@ struct InvitationStore: Sendable {
         try await Self.decode(c.query("SELECT \(unescaped: Self.columns) FROM invitations WHERE code = \(code) FOR UPDATE", logger: logger)).first
     }
 
-    /// Sets the status (and acceptance) and publishes the change.
-    func finish(_ i: Invitation, status: String, event: TypedEvent<InvitationsEvents.Changed>, user: String?, userName: String?, reason: String?,
-                on c: PostgresConnection) async throws -> Invitation {
+    /// Writes `transition` (the status, and the acceptance for an accepted one) and publishes
+    /// the event that announces it. `userName`: the answering user's name, for the event.
+    func finish(_ i: Invitation, _ transition: InvitationTransition, userName: String?, on c: PostgresConnection) async throws -> Invitation {
+        let status = transition.to.rawValue, user = transition.user, reason = transition.reason?.rawValue, event = transition.event
         let rows = try await Self.decode(c.query("""
             UPDATE invitations SET status = \(status), finished_at = now(),
                 accepted_at = CASE WHEN \(status) = 'accepted' THEN now() ELSE accepted_at END,
@@ -50,7 +52,7 @@ struct InvitationStore: Sendable {
 
     /// Revokes every pending invitation matching `condition` (a deleted alarm or group, a deleted inviter).
     func revokePending(reference: String? = nil, inviter: String? = nil, inviteeEmail: String? = nil, inviteeUserId: String? = nil,
-                       madeBefore: Date? = nil, reason: String, on c: PostgresConnection) async throws {
+                       madeBefore: Date? = nil, reason: RevokeReason, on c: PostgresConnection) async throws {
         let rows = try await Self.decode(c.query("""
             SELECT \(unescaped: Self.columns) FROM invitations
             WHERE status = 'pending' AND (reference_id = \(reference) OR inviter_id = \(inviter) OR lower(invitee_email) = lower(\(inviteeEmail))
@@ -58,7 +60,8 @@ struct InvitationStore: Sendable {
             FOR UPDATE
             """, logger: logger))
         for i in rows {
-            _ = try await finish(i, status: "revoked", event: InvitationsEvents.revoked, user: nil, userName: nil, reason: reason, on: c)
+            guard let transition = InvitationMachine.revoke(i, because: reason) else { continue }
+            _ = try await finish(i, transition, userName: nil, on: c)
         }
     }
 
@@ -150,11 +153,15 @@ struct InvitationStore: Sendable {
 
     /// Locks (skipping rows locked elsewhere) up to 1000 pending invitations whose expiry has
     /// passed, earliest expiry first.
-    func lockDue(on c: PostgresConnection) async throws -> [Invitation] {
-        try await Self.decode(c.query("""
-            SELECT \(unescaped: Self.columns) FROM invitations WHERE status = 'pending' AND expires_at <= now()
+    func lockDue(on c: PostgresConnection) async throws -> (now: Date, due: [Invitation]) {
+        // The database's clock picks them and is the `now` they are judged by (one clock, so a
+        // service host whose clock lags cannot skip a row the query found due).
+        let now = try await c.query("SELECT now()", logger: logger).first(Date.self) ?? Date()
+        let due = try await Self.decode(c.query("""
+            SELECT \(unescaped: Self.columns) FROM invitations WHERE status = 'pending' AND expires_at <= \(now)
             ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
             """, logger: logger))
+        return (now, due)
     }
 
     /// Inserts or updates a user (email, display name, tier) as accounts published them; logs

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import InvitationsCore
 import Logging
 import Persistence
 
@@ -11,11 +12,14 @@ struct ExpirySweeper: Sendable {
     /// Expires what is due now; returns how many.
     func sweep() async throws -> Int {
         let n: Int = try await store.outbox.transaction { c in
-            let due = try await store.lockDue(on: c)
+            let (now, due) = try await store.lockDue(on: c)
+            var expired = 0
             for i in due {
-                _ = try await store.finish(i, status: "expired", event: InvitationsEvents.expired, user: nil, userName: nil, reason: nil, on: c)
+                guard let transition = InvitationMachine.expire(i, now: now) else { continue }
+                _ = try await store.finish(i, transition, userName: nil, on: c)
+                expired += 1
             }
-            return due.count
+            return expired
         }
         if n > 0 {
             logger.info("expired \(n) invitation(s)")

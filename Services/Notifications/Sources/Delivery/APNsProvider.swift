@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NotificationsCore
 import JWTKit
 import Logging
 import NIOCore

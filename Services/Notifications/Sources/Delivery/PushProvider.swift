@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NotificationsCore
 import NIOCore
 import NIOHTTP1
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Crypto
+import NotificationsCore
 import Contracts
 import Foundation
 import Messaging

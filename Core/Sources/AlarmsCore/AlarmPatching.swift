@@ -11,14 +11,14 @@ extension Alarm {
     /// Pure: who may patch, the version, the owner's tier and limits are the caller's, as are
     /// `version` and `updatedAt` of the result. `joiningGroupMembers`: the members of the group
     /// `patch` moves the alarm into, nil when its group does not change.
-    func applying(_ patch: AlarmPatch, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
+    public func applying(_ patch: AlarmPatch, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
         try applyingFields(patch).applyingSharing(patch, previous: self, joiningGroupMembers: joiningGroupMembers, now: now)
     }
 
     /// The first half of ``applying(_:joiningGroupMembers:now:)``: every field but sharing,
     /// group, assignee and schedule, each checked. The handler runs it before deciding who may
     /// change sharing, so a bad field is reported first (as it always was).
-    func applyingFields(_ patch: AlarmPatch) throws -> Alarm {
+    public func applyingFields(_ patch: AlarmPatch) throws -> Alarm {
         let a = self
         var n = a
         if case .cleared = patch.title { throw ServiceError(.validationFailed, "title cannot be null") }
@@ -51,7 +51,7 @@ extension Alarm {
 
     /// The second half: sharing, group, assignee, and the next fire, applied to the result of
     /// ``applyingFields(_:)``; `previous` is the alarm before the patch.
-    func applyingSharing(_ patch: AlarmPatch, previous a: Alarm, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
+    public func applyingSharing(_ patch: AlarmPatch, previous a: Alarm, joiningGroupMembers: [String]?, now: Date) throws -> Alarm {
         var n = self
         if let members = patch.sharedWith.value { n.sharedWith = try AlarmRules.members(members, owner: a.ownerId) }
         if case .cleared = patch.sharedWith { n.sharedWith = [] }
@@ -79,7 +79,7 @@ extension Alarm {
     }
 
     /// A patch of a field that cannot be null: its new value, or the current one when absent.
-    static func required<T>(_ patch: Patch<T>, _ current: T, _ field: String) throws -> T {
+    public static func required<T>(_ patch: Patch<T>, _ current: T, _ field: String) throws -> T {
         if case .cleared = patch { throw ServiceError(.validationFailed, "\(field) cannot be null") }
         return patch.value ?? current
     }

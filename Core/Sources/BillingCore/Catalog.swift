@@ -1,8 +1,8 @@
 import Contracts
 
 /// Products and what each tier gives (`chronir-api.md` §9.1, technical spec §7).
-enum Catalog {
-    static let products: [Product] = [
+public enum Catalog {
+    public static let products: [Product] = [
         Product(iosProductId: "com.chronir.plus.monthly", androidProductId: "chronir_plus_monthly", tier: .plus, period: "monthly",
                 priceUSD: 1.99, annualSavingsPercent: nil),
         Product(iosProductId: "com.chronir.plus.annual", androidProductId: "chronir_plus_annual", tier: .plus, period: "annual",
@@ -13,11 +13,11 @@ enum Catalog {
                 priceUSD: 29.99, annualSavingsPercent: savings(monthly: 3.99, annual: 29.99)),
     ]
 
-    static func savings(monthly: Double, annual: Double) -> Int {
+    public static func savings(monthly: Double, annual: Double) -> Int {
         Int(((1 - annual / (monthly * 12)) * 100).rounded())
     }
 
-    static let tiers: [TierFeatures] = [
+    public static let tiers: [TierFeatures] = [
         TierFeatures(tier: .free, activeAlarmLimit: 2, snoozeMinutes: [10, 60], preAlarmOffsets: ["24h"], sharing: false, groups: false,
                      features: ["2 active alarms", "all recurrence types", "persistent full-screen alarms", "local completion history"]),
         TierFeatures(tier: .plus, activeAlarmLimit: nil, snoozeMinutes: [10, 60, 1440, 10080], preAlarmOffsets: ["7d", "3d", "1d", "1h"],
@@ -30,7 +30,7 @@ enum Catalog {
     ]
 
     /// The tier of a store product id (either store's form).
-    static func tier(of productId: String) -> Tier? {
+    public static func tier(of productId: String) -> Tier? {
         products.first { $0.iosProductId == productId || $0.androidProductId == productId }?.tier
     }
 }

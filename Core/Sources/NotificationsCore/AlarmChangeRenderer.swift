@@ -7,20 +7,20 @@ import Foundation
 extension NotificationRenderer {
     /// What an alarms event says of the alarm to the members it names: `alarm` is the state the
     /// event carries, `change` what happened (`updated`, `deleted`, `snoozed`, `skipped`).
-    struct ChangedAlarm: Decodable, Sendable {
-        var id: String
-        var title: String
-        var version: Int
-        var members: [String]
-        var groupId: String?
-        var syncMembers: [String]?
+    public struct ChangedAlarm: Decodable, Sendable {
+        public var id: String
+        public var title: String
+        public var version: Int
+        public var members: [String]
+        public var groupId: String?
+        public var syncMembers: [String]?
         /// `owner-downgraded` or `owner-upgraded` when the owner's plan, not a member, made the change.
-        var syncReason: String?
+        public var syncReason: String?
     }
 
     /// One silent notification per kind of recipient: members see `change`; former members
     /// (named in `syncMembers` but no longer members) see `removed`. Empty when no one is named.
-    static func alarmChanged(_ alarm: ChangedAlarm, change: String) -> [RenderedNotification] {
+    public static func alarmChanged(_ alarm: ChangedAlarm, change: String) -> [RenderedNotification] {
         guard let sync = alarm.syncMembers, !sync.isEmpty else { return [] }
         let members = Set(alarm.members)
         let staying = sync.filter { members.contains($0) && change != "deleted" }

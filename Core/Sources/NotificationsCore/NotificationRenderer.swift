@@ -3,21 +3,27 @@ import Foundation
 import Wire
 
 /// Turns events into notifications (texts of `chronir-api.md` Appendix C).
-enum NotificationRenderer {
-    static func alarmLink(_ id: String) -> String { "chronir://alarm/\(id)" }
+public enum NotificationRenderer {
+    public static func alarmLink(_ id: String) -> String { "chronir://alarm/\(id)" }
 
     /// What texts about a group's alarms say of the group: its name, its members' names, and
     /// who turned completion pushes off (US-10.3).
-    struct GroupText: Sendable, Equatable {
-        var name: String
-        var names: [String: String] = [:]
-        var completionPushesOff: Set<String> = []
+    public struct GroupText: Sendable, Equatable {
+        public var name: String
+        public var names: [String: String] = [:]
+        public var completionPushesOff: Set<String> = []
+
+        public init(name: String, names: [String: String] = [:], completionPushesOff: Set<String> = []) {
+            self.name = name
+            self.names = names
+            self.completionPushesOff = completionPushesOff
+        }
     }
 
     /// A fire: the alarm itself (urgent) to whom it alerts — every member, or the assignee — and,
     /// when it is assigned (US-10.4), a standard notification to the other members naming who
     /// it rings for. A group alarm's text names the group (Appendix C).
-    static func fired(_ e: SchedulerEvents.AlarmFired, group: GroupText? = nil) -> [RenderedNotification] {
+    public static func fired(_ e: SchedulerEvents.AlarmFired, group: GroupText? = nil) -> [RenderedNotification] {
         var data = ["type": "alarm_fired", "alarmId": e.alarmId, "occurrenceAt": ISOTime.format(e.occurrenceAt),
                     "snoozeCount": String(e.snoozeCount), "deepLink": alarmLink(e.alarmId)]
         if let g = e.groupId { data["groupId"] = g }
@@ -48,7 +54,7 @@ enum NotificationRenderer {
         return out
     }
 
-    static func preAlarm(_ e: SchedulerEvents.PreAlarmDue) -> RenderedNotification {
+    public static func preAlarm(_ e: SchedulerEvents.PreAlarmDue) -> RenderedNotification {
         RenderedNotification(recipients: e.members, content: PushContent(
             type: "pre_alarm", title: "Chronir", body: e.text,
             data: ["type": "pre_alarm", "alarmId": e.alarmId, "occurrenceAt": ISOTime.format(e.occurrenceAt),
@@ -56,7 +62,7 @@ enum NotificationRenderer {
             urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "pre-\(e.alarmId)"), deliverAt: e.dueAt)
     }
 
-    static func missed(_ e: SchedulerEvents.OccurrenceMissed) -> RenderedNotification {
+    public static func missed(_ e: SchedulerEvents.OccurrenceMissed) -> RenderedNotification {
         RenderedNotification(recipients: e.members, content: PushContent(
             type: "alarm_missed", title: "Missed: \(e.title)", body: "Nobody marked it done; it moved on to the next occurrence",
             data: ["type": "alarm_missed", "alarmId": e.alarmId, "occurrenceAt": ISOTime.format(e.occurrenceAt),
@@ -66,7 +72,7 @@ enum NotificationRenderer {
 
     /// A completion told to one member; nobody when the member turned the group's completion
     /// pushes off (US-10.3). A group alarm's text names the group.
-    static func completed(_ e: SchedulerEvents.CompletionPush, group: GroupText? = nil) -> [RenderedNotification] {
+    public static func completed(_ e: SchedulerEvents.CompletionPush, group: GroupText? = nil) -> [RenderedNotification] {
         if let group, group.completionPushesOff.contains(e.recipient) { return [] }
         var data = ["type": "alarm_completed", "alarmId": e.alarmId, "completedBy": e.completedBy,
                     "occurrenceAt": ISOTime.format(e.occurrenceAt), "deepLink": alarmLink(e.alarmId)]
@@ -77,9 +83,9 @@ enum NotificationRenderer {
             data: data, urgent: false, deepLink: alarmLink(e.alarmId), collapseKey: "fire-\(e.alarmId)"))]
     }
 
-    static func inviteLink(_ code: String) -> String { "https://chronir.app/invite/\(code)" }
+    public static func inviteLink(_ code: String) -> String { "https://chronir.app/invite/\(code)" }
 
-    static func invitationReceived(_ e: InvitationsEvents.Changed) -> RenderedNotification? {
+    public static func invitationReceived(_ e: InvitationsEvents.Changed) -> RenderedNotification? {
         guard let invitee = e.userId else { return nil }
         let i = e.invitation
         let what = i.type == "group" ? "the \(i.referenceName) group" : "share \(i.referenceName)"
@@ -92,7 +98,7 @@ enum NotificationRenderer {
     /// A user's plan changed (a purchase, a lapse, an operator): their open pages and apps read
     /// the plan again. A silent push to devices (the store told the phone already); shown on
     /// the web, where the plan's limits and locks change at once.
-    static func planChanged(user: String, tier: Tier) -> RenderedNotification {
+    public static func planChanged(user: String, tier: Tier) -> RenderedNotification {
         let name = switch tier {
         case .free: "Free"
         case .plus: "Plus"
@@ -104,7 +110,7 @@ enum NotificationRenderer {
             collapseKey: "plan", silent: true))
     }
 
-    static func invitationAccepted(_ e: InvitationsEvents.Changed) -> RenderedNotification {
+    public static func invitationAccepted(_ e: InvitationsEvents.Changed) -> RenderedNotification {
         let i = e.invitation
         let who = e.userDisplayName ?? "Someone"
         let what = i.type == "group" ? "joined \(i.referenceName)" : "now shares \(i.referenceName)"

@@ -8,14 +8,14 @@ import Wire
 /// device, or of their profile when they change it. A fixed one keeps its zone, except that
 /// fixed alarms in the owner's home zone follow the home zone when the owner moves it ("always
 /// fires at home time").
-enum FloatingTime {
+public enum FloatingTime {
     /// `alarm` moved to `zone` at `now`: the schedule takes the zone, and a pending occurrence
     /// that has not rung yet keeps its local date and time there — never a day skipped or
     /// rung twice when the traveller crosses the date line (Manila → New York: Monday 07:00
     /// stays Monday 07:00). When that instant has already passed in the new zone (a flight
     /// east), it is due at once rather than lost. An occurrence that already rang keeps its
     /// instant. An alarm already in `zone`, or `zone` unknown, comes back unchanged.
-    static func moved(_ alarm: Alarm, to zone: String, now: Date) throws -> Alarm {
+    public static func moved(_ alarm: Alarm, to zone: String, now: Date) throws -> Alarm {
         guard alarm.schedule.timezone != zone, let to = TimeZone(identifier: zone) else { return alarm }
         var n = alarm
         n.schedule.timezone = zone
@@ -35,7 +35,4 @@ enum FloatingTime {
         }
         return n
     }
-
-    /// Whether `alarm` follows its owner's current zone.
-    static func floats(_ alarm: Alarm) -> Bool { alarm.schedule.floating == true }
 }

@@ -1,9 +1,9 @@
-@testable import AlarmsService
+import AlarmsCore
 import Contracts
 import Foundation
-import Messaging
 import Schedules
 import Testing
+import Wire
 
 /// `AlarmLifecycle`: marks, advancing past an occurrence, soft deletion — pure transitions,
 /// table-driven, without a database.

@@ -4,10 +4,10 @@ import Wire
 import Schedules
 
 /// Field limits and defaults of alarms; every failure names its field.
-enum AlarmRules {
-    static let idPattern = #"^[A-Za-z0-9_-]{8,64}$"#
+public enum AlarmRules {
+    public static let idPattern = #"^[A-Za-z0-9_-]{8,64}$"#
 
-    static func title(_ raw: String) throws -> String {
+    public static func title(_ raw: String) throws -> String {
         let t = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !t.isEmpty else { throw ServiceError(.validationFailed, "title must not be empty") }
         guard t.count <= 100 else { throw ServiceError(.validationFailed, "title must be at most 100 characters") }
@@ -15,7 +15,7 @@ enum AlarmRules {
         return t
     }
 
-    static func id(_ id: String) throws {
+    public static func id(_ id: String) throws {
         guard id.range(of: idPattern, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "id must be 8–64 letters, digits, '-' or '_'")
         }
@@ -23,13 +23,13 @@ enum AlarmRules {
 
     /// At most `max` characters and no control characters (``HumanText``); notes alone may
     /// hold line breaks.
-    static func text(_ value: String?, field: String, max: Int) throws {
+    public static func text(_ value: String?, field: String, max: Int) throws {
         guard let v = value else { return }
         if v.count > max { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
         try HumanText.check(v, field: field, multiline: field == "note")
     }
 
-    static func url(_ value: String?, field: String) throws {
+    public static func url(_ value: String?, field: String) throws {
         guard let v = value else { return }
         // The server's own photo path (set by a photo upload) round-trips through edits.
         if v.hasPrefix("/v1/alarms/"), v.count <= 200 { return }
@@ -38,18 +38,18 @@ enum AlarmRules {
         }
     }
 
-    static func range(_ value: Int, field: String, _ r: ClosedRange<Int>) throws {
+    public static func range(_ value: Int, field: String, _ r: ClosedRange<Int>) throws {
         guard r.contains(value) else { throw ServiceError(.validationFailed, "\(field) must be \(r.lowerBound)–\(r.upperBound)") }
     }
 
-    static func offsets(_ values: [String]) throws -> [String] {
+    public static func offsets(_ values: [String]) throws -> [String] {
         for v in values where PreAlarmOffset.all[v] == nil {
             throw ServiceError(.validationFailed, "preAlarmOffsets contains \"\(v)\"; allowed: 7d, 3d, 1d, 1h")
         }
         return Array(Set(values)).sorted { PreAlarmOffset.all[$0]! > PreAlarmOffset.all[$1]! }
     }
 
-    static func members(_ values: [String], owner: String) throws -> [String] {
+    public static func members(_ values: [String], owner: String) throws -> [String] {
         var seen = Set<String>()
         var out: [String] = []
         for v in values {
@@ -61,7 +61,7 @@ enum AlarmRules {
     }
 
     /// Compiles the schedule, turning a schedule error into `CA008`.
-    static func compile(_ schedule: Schedule) throws -> CompiledSchedule {
+    public static func compile(_ schedule: Schedule) throws -> CompiledSchedule {
         do {
             return try schedule.compile()
         } catch let e as ScheduleError {
@@ -71,7 +71,7 @@ enum AlarmRules {
 
     /// `alarm` switched back on at `now` (after an upgrade lifts the limit that switched it
     /// off): its next occurrence from now; still off when the schedule has none left.
-    static func reactivated(_ alarm: Alarm, now: Date) throws -> Alarm {
+    public static func reactivated(_ alarm: Alarm, now: Date) throws -> Alarm {
         var n = alarm
         n.nextFireDate = try compile(alarm.schedule).next(after: now)
         n.isActive = n.nextFireDate != nil
@@ -82,7 +82,7 @@ enum AlarmRules {
     /// keeps notes, warnings and shared members they already have, but cannot add more.
     /// `groupCovered`: the alarm's group belongs to a Premium owner, whose plan covers the
     /// alarms its members add to it (the household pays once).
-    static func checkTier(_ standing: TierStanding, alarm a: Alarm, previous p: Alarm?, groupCovered: Bool = false) throws {
+    public static func checkTier(_ standing: TierStanding, alarm a: Alarm, previous p: Alarm?, groupCovered: Bool = false) throws {
         if a.soundId != p?.soundId {
             guard let sound = Sound.named(a.soundId) else {
                 throw ServiceError(.validationFailed, "soundId \(a.soundId) is not a sound of the catalogue (GET /v1/sounds)",
@@ -108,5 +108,5 @@ enum AlarmRules {
 
 extension Tier {
     /// Active alarms allowed (nil: unlimited).
-    var activeAlarmLimit: Int? { self == .free ? 2 : nil }
+    public var activeAlarmLimit: Int? { self == .free ? 2 : nil }
 }

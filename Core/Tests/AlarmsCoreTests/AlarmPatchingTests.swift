@@ -1,9 +1,9 @@
-@testable import AlarmsService
+import AlarmsCore
 import Contracts
 import Foundation
-import Messaging
 import Schedules
 import Testing
+import Wire
 
 /// `Alarm.applying(_:joiningGroupMembers:now:)`: the rules of a partial update, without a
 /// database (who may patch, versions and tiers are the handler's and tested through the API).

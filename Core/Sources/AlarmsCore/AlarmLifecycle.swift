@@ -3,10 +3,10 @@ import Foundation
 import Wire
 
 /// The alarm's own transitions besides sharing (`AlarmSharing`) and patches
-/// (`Domain/AlarmPatching.swift`): pure, no I/O; `AlarmChanges.revise` writes what they answer.
-enum AlarmLifecycle {
+/// (`AlarmPatching.swift`): pure, no I/O; `AlarmChanges.revise` writes what they answer.
+public enum AlarmLifecycle {
     /// Soft-deleted at `now`: switched off, kept for the feed's tombstones.
-    static func deleted(_ alarm: Alarm, at now: Date) -> Alarm {
+    public static func deleted(_ alarm: Alarm, at now: Date) -> Alarm {
         var n = alarm
         n.deletedAt = now
         n.isActive = false
@@ -19,7 +19,7 @@ enum AlarmLifecycle {
     /// (an earlier occurrence). `now`: when the mark came.
     /// `logged`: whether `requested` already has a log — an occurrence the schedule had then
     /// (before a floating alarm moved zone, or its schedule was edited) is still that occurrence.
-    static func markedOccurrence(_ requested: Date?, on alarm: Alarm, now: Date, logged: (Date) -> Bool = { _ in false })
+    public static func markedOccurrence(_ requested: Date?, on alarm: Alarm, now: Date, logged: (Date) -> Bool = { _ in false })
         throws -> (occurrence: Date, next: Date??) {
         let compiled = try AlarmRules.compile(alarm.schedule)
         guard let occurrence = requested ?? alarm.nextFireDate else {
@@ -43,7 +43,7 @@ enum AlarmLifecycle {
     /// switching it off when there is none. Version and `updatedAt` follow.
     /// `lastCompletedDate` only moves forward (a late mark of an older occurrence leaves a newer
     /// one). `changedAt`: when the server recorded it (the version's time).
-    static func marked(_ alarm: Alarm, status: CompletionStatus, at: Date, next: Date??, changedAt: Date? = nil) -> Alarm {
+    public static func marked(_ alarm: Alarm, status: CompletionStatus, at: Date, next: Date??, changedAt: Date? = nil) -> Alarm {
         var n = alarm
         if status == .completed { n.lastCompletedDate = max(at, alarm.lastCompletedDate ?? at) }
         if case .some(let date) = next {
@@ -58,20 +58,20 @@ enum AlarmLifecycle {
 
     /// A snooze is of the pending occurrence: when the alarm moves to another one, its snooze
     /// state (`snoozedUntil`, `snoozeCount`) goes.
-    static func clearSnoozeIfMovedOn(_ n: inout Alarm, from before: Alarm) {
+    public static func clearSnoozeIfMovedOn(_ n: inout Alarm, from before: Alarm) {
         guard n.nextFireDate != before.nextFireDate else { return }
         n.snoozedUntil = nil
         n.snoozeCount = 0
     }
 
     /// Server clock skew a device's `completedAt` may be ahead by.
-    static let completedAtSkew: TimeInterval = 300
+    public static let completedAtSkew: TimeInterval = 300
 
     /// The time a mark is recorded at: the device's `completedAt` when given, checked — not
     /// more than ``completedAtSkew`` after `receivedAt`, not before the occurrence's window
     /// opened (the schedule's occurrence before it, or 400 days before it when there is none
     /// that recent) — else `receivedAt`.
-    static func markTime(_ completedAt: Date?, occurrence: Date, on alarm: Alarm, receivedAt: Date) throws -> Date {
+    public static func markTime(_ completedAt: Date?, occurrence: Date, on alarm: Alarm, receivedAt: Date) throws -> Date {
         guard let completedAt else { return receivedAt }
         guard completedAt.timeIntervalSince(receivedAt) <= completedAtSkew else {
             throw ServiceError(.validationFailed, "completedAt \(ISOTime.format(completedAt)) is in the future",
@@ -90,18 +90,18 @@ enum AlarmLifecycle {
     /// Whether a mark at `at` of `occurrence` is on time: within `window` of it — and, for a
     /// time the device gives, sent within ``offlineHorizon`` of it (`receivedAt`): a stated time
     /// is taken as the time of the mark, but an old one cannot rewrite a miss as on time.
-    static func onTime(_ at: Date, occurrence: Date, window: TimeInterval, receivedAt: Date? = nil) -> Bool {
+    public static func onTime(_ at: Date, occurrence: Date, window: TimeInterval, receivedAt: Date? = nil) -> Bool {
         if let receivedAt, receivedAt.timeIntervalSince(at) > offlineHorizon { return false }
         return at.timeIntervalSince(occurrence) <= window
     }
 
     /// How long a device may have been offline for a mark it sends late to count on time.
-    static let offlineHorizon: TimeInterval = 72 * 3600
+    public static let offlineHorizon: TimeInterval = 72 * 3600
 
     /// Moved past `occurrence` (it was marked, or its window passed) at `now`: when that was the
     /// pending occurrence, the next one after both (an alarm with none left is switched off);
     /// an older occurrence leaves the pending one alone.
-    static func advanced(_ alarm: Alarm, past occurrence: Date, now: Date) throws -> Alarm {
+    public static func advanced(_ alarm: Alarm, past occurrence: Date, now: Date) throws -> Alarm {
         guard let pending = alarm.nextFireDate, occurrence >= pending else { return alarm }
         var n = alarm
         n.nextFireDate = try AlarmRules.compile(alarm.schedule).next(after: max(occurrence, now))

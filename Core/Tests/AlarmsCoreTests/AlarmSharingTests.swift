@@ -1,8 +1,8 @@
-@testable import AlarmsService
+import AlarmsCore
 import Contracts
 import Foundation
-import Messaging
 import Testing
+import Wire
 
 /// `AlarmSharing`: who may be in `sharedWith`, leaving, and whom a change is told to — pure
 /// rules, without a database (the API tests show them through the running suite).

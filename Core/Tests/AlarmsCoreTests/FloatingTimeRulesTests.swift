@@ -1,9 +1,9 @@
-@testable import AlarmsService
+import AlarmsCore
 import Contracts
 import Foundation
-import Messaging
 import Schedules
 import Testing
+import Wire
 
 /// `FloatingTime` and the snooze and tier rules: pure, table-driven, without a database.
 @Suite("Floating time and everyday rules (Domain)")

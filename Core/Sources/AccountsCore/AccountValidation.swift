@@ -3,12 +3,12 @@ import Foundation
 import Wire
 
 /// Input rules of the accounts service; each failure names the field (`CA016`).
-enum AccountValidation {
+public enum AccountValidation {
     /// The most devices one account registers (push fan-out per fire is bounded by it).
-    static let maxDevicesPerUser = 20
-    static let emailPattern = #"^[^\s@]+@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"#
+    public static let maxDevicesPerUser = 20
+    public static let emailPattern = #"^[^\s@]+@([A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"#
 
-    static func email(_ raw: String) throws -> String {
+    public static func email(_ raw: String) throws -> String {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         // A local part without spaces or @; a domain of letter/digit/hyphen labels ending in a
         // TLD of letters (the same rule as `SignupRequest.email` in proto/openapi.yaml).
@@ -19,12 +19,12 @@ enum AccountValidation {
         return email
     }
 
-    static func password(_ password: String) throws {
+    public static func password(_ password: String) throws {
         guard password.count >= 8 else { throw ServiceError(.validationFailed, "password must be at least 8 characters") }
         guard password.count <= 128 else { throw ServiceError(.validationFailed, "password must be at most 128 characters") }
     }
 
-    static func displayName(_ raw: String) throws -> String {
+    public static func displayName(_ raw: String) throws -> String {
         let name = raw.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !name.isEmpty else { throw ServiceError(.validationFailed, "displayName must not be empty") }
         guard name.count <= 80 else { throw ServiceError(.validationFailed, "displayName must be at most 80 characters") }
@@ -32,25 +32,25 @@ enum AccountValidation {
         return name
     }
 
-    static func timezone(_ zone: String, field: String) throws {
+    public static func timezone(_ zone: String, field: String) throws {
         guard TimeZone(identifier: zone) != nil else {
             throw ServiceError(.validationFailed, "\(field) \"\(zone)\" is not an IANA time zone")
         }
     }
 
     @discardableResult
-    static func platform(_ platform: String, field: String = "platform") throws -> DevicePlatform {
+    public static func platform(_ platform: String, field: String = "platform") throws -> DevicePlatform {
         guard let p = DevicePlatform(rawValue: platform) else {
             throw ServiceError(.validationFailed, "\(field) must be ios, android or web")
         }
         return p
     }
 
-    static func short(_ value: String, field: String, max: Int) throws {
+    public static func short(_ value: String, field: String, max: Int) throws {
         guard value.count <= max else { throw ServiceError(.validationFailed, "\(field) must be at most \(max) characters") }
     }
 
-    static func url(_ value: String, field: String) throws {
+    public static func url(_ value: String, field: String) throws {
         guard value.count <= 2048, let u = URL(string: value), let scheme = u.scheme, ["http", "https"].contains(scheme), u.host != nil else {
             throw ServiceError(.validationFailed, "\(field) must be an http(s) URL")
         }
@@ -58,13 +58,13 @@ enum AccountValidation {
 
     /// Refuses a webhook URL that points inside the deployment (server-side request forgery):
     /// `CA016` with ``WebhookAddress/registrationProblem(_:)``'s message, which names `webhookUrl`.
-    static func webhookDestination(_ url: String) throws {
+    public static func webhookDestination(_ url: String) throws {
         if let problem = WebhookAddress.registrationProblem(url) {
             throw ServiceError(.validationFailed, problem)
         }
     }
 
-    static func settings(_ s: UserSettings) throws {
+    public static func settings(_ s: UserSettings) throws {
         guard (1...10_080).contains(s.defaultSnoozeMinutes) else {
             throw ServiceError(.validationFailed, "settings.defaultSnoozeMinutes must be 1...10080")
         }
@@ -80,7 +80,7 @@ enum AccountValidation {
     /// A device as stored: its provider filled in and every field checked. A `webhookUrl` must
     /// also pass ``WebhookAddress/registrationProblem(_:)`` (no localhost, internal address,
     /// credentials or low port) unless `allowPrivateWebhooks` (`CHRONIR_WEBHOOK_ALLOW_PRIVATE`).
-    static func device(_ d: DeviceUpsert, allowPrivateWebhooks: Bool) throws -> DeviceUpsert {
+    public static func device(_ d: DeviceUpsert, allowPrivateWebhooks: Bool) throws -> DeviceUpsert {
         var d = d
         guard d.deviceId.range(of: #"^[A-Za-z0-9._:-]{1,128}$"#, options: .regularExpression) != nil else {
             throw ServiceError(.validationFailed, "deviceId must be 1...128 characters of letters, digits, '.', '_', ':' or '-'")
