@@ -56,6 +56,20 @@ struct FloatingTimeTests {
             #expect(kept.json["schedule"]?["timezone"]?.stringValue == "America/Los_Angeles" && kept.json["nextFireDate"] == fixed.json["nextFireDate"],
                     "a fixed alarm moved: \(kept.text)")
 
+            // The scheduler has re-planned too: its one fire timer is New York's occurrence, due
+            // at New York's instant (the Los Angeles one gone). Only then is it moved to now.
+            var plan = ""
+            let replanned = await eventually(timeout: .seconds(10)) {
+                plan = (try? await s.inDatabase("scheduler") {
+                    try await $0.query("""
+                        SELECT (count(*) FILTER (WHERE occurrence_at = \(dueDate) AND due_at = \(dueDate)))::text || ' of ' || count(*)::text
+                        FROM timers WHERE alarm_id = \(id) AND kind = 'fire'
+                        """).first(String.self)
+                }) ?? nil ?? ""
+                return plan == "1 of 1"
+            }
+            #expect(replanned, "the scheduler's fire timers (New York's due at its instant, all): \(plan)")
+
             // It fires at New York's time, and only there.
             let movedDue = try await s.dueIn(id, seconds: 1)
             var lastFired: Date?

@@ -23,7 +23,7 @@ final class TestSuite: Sendable {
     let gatewayPort = Mutex<Int?>(nil)
     let running = Mutex<[RunningService]>([])
     /// The suite's own pools on its database, one per schema, each with the task that runs it.
-    let pools = Mutex<[String: (database: Database, task: Task<Void, Never>)]>([:])
+    let pools = Mutex<(open: [String: (database: Database, task: Task<Void, Never>)], closed: Bool)>(([:], false))
 
     /// `databaseURL`: an existing database (a restored backup) instead of a new one.
     /// `migrated`: false for an empty database (a test that migrates it as an older release did).
@@ -111,9 +111,11 @@ final class TestSuite: Sendable {
     /// ``shutdown()`` (a pool per query connected afresh on every 50 ms poll of a test).
     func inDatabase<T: Sendable>(_ schema: String, _ body: (Database) async throws -> T) async throws -> T {
         let database = try pools.withLock { pools in
-            if let open = pools[schema] { return open.database }
+            // A pool opened after shutdown would never be closed.
+            guard !pools.closed else { throw TestSetupError("the suite was shut down; its database pools are closed") }
+            if let open = pools.open[schema] { return open.database }
             let database = try TestDatabase.database(url: databaseURL, schema: schema, poolSize: 4)
-            pools[schema] = (database, Task { await database.client.run() })
+            pools.open[schema] = (database, Task { await database.client.run() })
             return database
         }
         return try await body(database)
@@ -123,8 +125,8 @@ final class TestSuite: Sendable {
     func shutdown() async {
         for s in running.withLock({ $0 }).reversed() { await s.stop() }
         let tasks = pools.withLock { pools in
-            defer { pools = [:] }
-            return pools.values.map(\.task)
+            defer { pools = ([:], true) }
+            return pools.open.values.map(\.task)
         }
         for task in tasks { task.cancel() }
         // Closing is waited for 5 s at most (a connection whose close never ends would hold the test).

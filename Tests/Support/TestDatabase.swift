@@ -47,7 +47,10 @@ public enum TestDatabase {
 
     /// The name of the template database holding `schemas` migrated, made when missing.
     static func template(_ schemas: [MigratedSchema], adminURL: String) async throws -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a over every schema, version and checksum
+        // FNV-1a over every schema, version and checksum. (A change of the Migrator's own table
+        // is not in it: on a long-lived cluster, drop the template_* databases after one; `make
+        // test` starts a fresh cluster every run.)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for (schema, migrations) in schemas {
             for m in migrations {
                 for byte in "\(schema):\(m.version):\(m.checksum);".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
@@ -63,23 +66,32 @@ public enum TestDatabase {
         try await admin(url: adminURL) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(building)\""), logger: quiet)
         }
-        for (schema, migrations) in schemas {
-            let database = try self.database(url: url(adminURL, database: building), schema: schema, poolSize: 1)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await database.client.run() }
-                defer { group.cancelAll() }
-                try await Migrator(database: database).migrate(migrations)
-            }
-        }
-        try await admin(url: adminURL) { connection in
-            do {
-                try await retryingInUse {
-                    try await connection.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \"\(building)\" RENAME TO \"\(name)\""), logger: quiet)
+        do {
+            for (schema, migrations) in schemas {
+                let database = try self.database(url: url(adminURL, database: building), schema: schema, poolSize: 1)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { await database.client.run() }
+                    defer { group.cancelAll() }
+                    try await Migrator(database: database).migrate(migrations)
                 }
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
-                // Another process built it first: use that one.
-                try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE \"\(building)\" WITH (FORCE)"), logger: quiet)
             }
+            try await admin(url: adminURL) { connection in
+                do {
+                    try await retryingInUse {
+                        try await connection.query(PostgresQuery(unsafeSQL: "ALTER DATABASE \"\(building)\" RENAME TO \"\(name)\""), logger: quiet)
+                    }
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P04" {
+                    // Another process built it first: use that one.
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE \"\(building)\" WITH (FORCE)"), logger: quiet)
+                }
+            }
+        } catch {
+            // A migration that fails (or a rename that never gets the database to itself) leaves
+            // no half-built template behind.
+            try? await admin(url: adminURL) { connection in
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \"\(building)\" WITH (FORCE)"), logger: quiet)
+            }
+            throw error
         }
         return name
     }
