@@ -58,7 +58,7 @@ public struct Migrator: Sendable {
                 // services' statement timeout (CHRONIR_DB_STATEMENT_TIMEOUT).
                 try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
                 let lockKey = "chronir.migrations.\(schema)"
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\(lockKey), 0))", logger: logger)
+                try await connection.lockUntilCommit(lockKey, logger: logger)
                 // A role that owns its schema but may not create schemas skips the CREATE.
                 let exists = try await connection.query("SELECT 1 FROM pg_namespace WHERE nspname = \(schema)", logger: logger).first(Int32.self) != nil
                 if !exists {

@@ -31,10 +31,7 @@ struct SigningKeyRotationTests {
         return json["kid"] as? String
     }
 
-    static func base64url(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    static func base64url(_ data: Data) -> String { data.base64URLEncodedString() }
 
     /// One row of `accounts.signing_keys`.
     struct KeyRow: Sendable {

@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import Hummingbird
 import JWTKit
+import Messaging
 import Support
 import Synchronization
 
@@ -53,7 +54,7 @@ final class IdentityProviderServer: Sendable {
             let k = self.key(provider)
             let (n, e) = try k.key.publicKey.getKeyPrimitives()
             let jwk: [String: String] = ["kty": "RSA", "alg": "RS256", "use": "sig", "kid": k.kid,
-                                         "n": n.base64URLEncoded(), "e": e.base64URLEncoded()]
+                                         "n": n.base64URLEncodedString(), "e": e.base64URLEncodedString()]
             let body = try JSONSerialization.data(withJSONObject: ["keys": [jwk]])
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
@@ -93,9 +94,3 @@ final class IdentityProviderServer: Sendable {
     }
 }
 
-extension Data {
-    func base64URLEncoded() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-}

@@ -22,10 +22,7 @@ struct AccountMails: Sendable {
     }
 
     static func newToken() -> String {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data.secureRandom(count: 32).base64URLEncodedString()
     }
 
     static func hash(_ token: String) -> String {

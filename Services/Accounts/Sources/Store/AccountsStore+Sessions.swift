@@ -11,11 +11,7 @@ extension AccountsStore {
     }
 
     static func newRefreshToken() -> String {
-        var rng = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for k in 0..<32 { bytes[k] = rng.next() }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Data.secureRandom(count: 32).base64URLEncodedString()
     }
 
     /// Starts a session with its first refresh token; returns (session id, refresh token).

@@ -80,7 +80,7 @@ struct SigningKeyStore: Sendable {
     /// lock (so replicas starting together agree on one).
     func insertIfNoneActive(kid: String, privateKey: StoredPrivateKey, publicKey: String) async throws {
         try await database.transaction { c in
-            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockKey), 0))", logger: database.logger).drain()
+            try await c.lockUntilCommit(Self.lockKey, logger: database.logger)
             try await c.query("""
                 INSERT INTO signing_keys (kid, private_key, private_key_sealed, public_key)
                 SELECT \(kid), \(privateKey.clear), \(privateKey.sealed), \(publicKey)
@@ -129,7 +129,7 @@ struct SigningKeyStore: Sendable {
                 retireIn: Duration) async throws -> (previous: String, retireAfter: Date)? {
         let seconds = Double(retireIn.components.seconds) + Double(retireIn.components.attoseconds) / 1e18
         return try await database.transaction { c in
-            try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(Self.lockKey), 0))", logger: database.logger).drain()
+            try await c.lockUntilCommit(Self.lockKey, logger: database.logger)
             // The lock serializes rotations; the row lock keeps anything else from changing the
             // active key meanwhile, and the unique index refuses a second active key regardless.
             let active = try await c.query("""

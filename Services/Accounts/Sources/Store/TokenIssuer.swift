@@ -261,8 +261,5 @@ final class TokenIssuer: Sendable {
         }
     }
 
-    static func base64url(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
+    static func base64url(_ data: Data) -> String { data.base64URLEncodedString() }
 }

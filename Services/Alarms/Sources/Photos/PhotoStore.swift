@@ -38,7 +38,7 @@ struct PhotoStore: Sendable {
     /// several replicas cannot slip past together; rows older than a minute go as it counts.
     func admitUpload(by user: String, perMinute: Int, now: Date = Date(), on c: PostgresConnection) async throws {
         let key = "alarms.photo-uploads.\(user)"
-        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        try await c.lockUntilCommit(key, logger: logger)
         let since = now.addingTimeInterval(-60)
         try await c.query("DELETE FROM photo_uploads WHERE user_id = \(user) AND at <= \(since)", logger: logger)
         var recent: [Date] = []

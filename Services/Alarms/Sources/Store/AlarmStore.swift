@@ -70,7 +70,7 @@ struct AlarmStore: Sendable {
     /// Serializes writes of one owner's alarms (limits and rate limits are per owner).
     func lockOwner(_ owner: String, on c: PostgresConnection) async throws {
         let key = "alarms.owner.\(owner)"
-        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+        try await c.lockUntilCommit(key, logger: logger)
     }
 
     func countActive(owner: String, excluding id: String? = nil, on c: PostgresConnection) async throws -> Int {

@@ -154,7 +154,7 @@ struct BillingHandlers: Sendable {
     /// purchase nobody holds yet is the only one: a concurrent claim waits for it to commit,
     /// then finds the row and is refused; it never overwrites the owner.
     func ensureNotAnothers(_ id: String, user: String, on c: PostgresConnection) async throws {
-        try await c.query("SELECT pg_advisory_xact_lock(hashtextextended(\("subscription:" + id), 0))", logger: logger).drain()
+        try await c.lockUntilCommit("subscription:" + id, logger: logger)
         if let (existing, _) = try await store.lock(id, on: c), existing.uid != user, !existing.uid.hasPrefix("deleted-") {
             throw ServiceError(.permissionDenied, "this purchase belongs to another account")
         }

@@ -46,11 +46,3 @@ enum AppleMarkers {
     }
 }
 
-extension Data {
-    /// Base64url without padding, as in a JWS.
-    init?(base64URL: String) {
-        var s = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        self.init(base64Encoded: s)
-    }
-}

@@ -1,5 +1,4 @@
 import Contracts
-import Crypto
 import InvitationsCore
 import Foundation
 import Messaging
@@ -40,10 +39,7 @@ struct InvitationHandlers: Sendable {
 
     /// 128 random bits, URL-safe base64 without padding (22 characters).
     static func newCode() -> String {
-        let key = SymmetricKey(size: .bits128)
-        let bytes = key.withUnsafeBytes { Data($0) }
-        return bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data.secureRandom(count: 16).base64URLEncodedString()
     }
 
     func create(_ req: InvitationsMethods.Create.Request, actor: String, ctx: RPCContext) async throws -> Invitation {
