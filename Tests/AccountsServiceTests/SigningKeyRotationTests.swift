@@ -31,8 +31,6 @@ struct SigningKeyRotationTests {
         return json["kid"] as? String
     }
 
-    static func base64url(_ data: Data) -> String { data.base64URLEncodedString() }
-
     /// One row of `accounts.signing_keys`.
     struct KeyRow: Sendable {
         var kid: String
@@ -284,8 +282,8 @@ struct SigningKeyRotationTests {
             let row = try #require(rows.first)
             #expect(row.clear == nil)
             let sealed = try #require(row.sealed)
-            #expect(!sealed.contains(legacyClear) && !sealed.contains(Self.base64url(legacy.rawRepresentation)))
-            #expect(row.publicKey == Self.base64url(legacy.publicKey.rawRepresentation))
+            #expect(!sealed.contains(legacyClear) && !sealed.contains(legacy.rawRepresentation.base64URLEncodedString()))
+            #expect(row.publicKey == legacy.publicKey.rawRepresentation.base64URLEncodedString())
             // AES-GCM under the KEK, bound to the kid.
             let box = try AES.GCM.SealedBox(combined: try #require(Data(base64Encoded: sealed)))
             let key = SymmetricKey(data: try #require(Data(base64Encoded: kek)))

@@ -51,7 +51,7 @@ final class TokenIssuer: Sendable {
 
         init(kid: String, privateKey: Curve25519.Signing.PrivateKey) async {
             self.kid = kid
-            self.publicX = TokenIssuer.base64url(privateKey.publicKey.rawRepresentation)
+            self.publicX = privateKey.publicKey.rawRepresentation.base64URLEncodedString()
             self.keys = JWTKeyCollection()
             await keys.add(eddsa: EdDSA.PrivateKey(backing: privateKey), kid: JWKIdentifier(string: kid))
         }
@@ -114,7 +114,7 @@ final class TokenIssuer: Sendable {
         var sealedNow: [String] = []
         for (row, raw, withPrevious) in opened {
             let key = try Curve25519.Signing.PrivateKey(rawRepresentation: raw)
-            let x = base64url(key.publicKey.rawRepresentation)
+            let x = key.publicKey.rawRepresentation.base64URLEncodedString()
             if let old = row.sealed, withPrevious {
                 let resealed = try sealing.seal(raw, kid: row.kid)
                 try await store.reseal(kid: row.kid, old: old, new: resealed)
@@ -160,7 +160,7 @@ final class TokenIssuer: Sendable {
         } else {
             stored.clear = key.rawRepresentation.base64EncodedString()
         }
-        return (kid, stored, base64url(key.publicKey.rawRepresentation))
+        return (kid, stored, key.publicKey.rawRepresentation.base64URLEncodedString())
     }
 
     /// The signer of a stored key.
@@ -260,6 +260,4 @@ final class TokenIssuer: Sendable {
             logger.notice("token signing key retired: no longer published", metadata: ["kid": "\(kid)"])
         }
     }
-
-    static func base64url(_ data: Data) -> String { data.base64URLEncodedString() }
 }
