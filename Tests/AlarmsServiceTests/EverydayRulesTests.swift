@@ -109,8 +109,14 @@ struct EverydayRulesTests {
     func lateCompletions() async throws {
         try await withTestSuite(label: "latemarks", start: { try $0.startCore(alarmsExtra: ["CHRONIR_MISSED_WINDOW": "1h"]) }) { s in
             let u = try await s.signup("Offline")
-            let id = try #require(try await daily(s, u).json["id"]?.stringValue)
+            // Due three hours ago, whatever the time of day: the late mark (10 minutes after the
+            // occurrence) and the missed window's end (an hour after) are in the past. At the
+            // default 09:00 the test failed when run between 09:00 and 09:10 UTC (a mark "in the
+            // future"; make test, 2026-12-07).
+            let threeHoursAgo = String(ISOTime.format(Date().addingTimeInterval(-3 * 3600)).dropFirst(11).prefix(5))
+            let id = try #require(try await daily(s, u, ["schedule": scheduleJSON("custom", day: 1, time: threeHoursAgo)]).json["id"]?.stringValue)
             let occurrence = try await makeDue(s, id)
+            #expect(occurrence < Date().addingTimeInterval(-2 * 3600), "the occurrence \(occurrence) is not hours back")
             let mark = { (body: [String: Any]) in
                 try await s.request(.POST, "/v1/alarms/\(id)/completions", token: u.token,
                                     json: body.merging(["status": "completed", "scheduledDate": ISOTime.format(occurrence)]) { $1 })
