@@ -140,6 +140,8 @@ public final class RPCServer: Service, Sendable {
         let caller: String?
         let layout: EnvelopeFrame
         let attachment: Data?
+        /// The caller's deadline on this process's monotonic clock (``RequestDeadline``).
+        let deadline: ContinuousClock.Instant?
     }
 
     /// On the socket thread: decodes and checks the request (frame, envelope, deadline, type,
@@ -237,12 +239,13 @@ public final class RPCServer: Service, Sendable {
         // The deadline is by the caller's clock: read on this one (``PeerClockOffsets``).
         let offset = clockOffsets.observe(source: request.source, sentAt: request.occurredAt, receivedAt: now)
         if offset != 0 { noteOffset(source: request.source, offset) }
-        if let deadline = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init),
-           deadline + offset < now {
+        let deadlineMs = request.headers[EnvelopeHeader.deadline].flatMap(Int64.init)
+        if let deadlineMs, deadlineMs + offset < now {
             telemetry.counter("chronir_messages_rejected_total", [("reason", "expired"), ("socket", "rpc-server")]).increment()
             telemetry.logger.debug("dropped a request past its deadline", metadata: ["type": "\(request.type)", "id": "\(request.id)"])
             return nil
         }
+        let deadline = deadlineMs.map { ContinuousClock.now + .milliseconds($0 + offset - now) }
         guard let handler = router.handlers[request.type] else {
             reject("unknown_type", "unknown message type \"\(request.type)\"")
             reply(to: identity, error: ServiceError(.messageInvalid, "unknown message type \"\(request.type)\""),
@@ -256,7 +259,7 @@ public final class RPCServer: Service, Sendable {
             return nil
         }
         return Accepted(identity: identity, request: request, handler: handler, placement: router.placements[request.type] ?? .pool,
-                        caller: message.principal, layout: layout, attachment: attachment)
+                        caller: message.principal, layout: layout, attachment: attachment, deadline: deadline)
     }
 
     private func serve(_ a: Accepted) async {
@@ -269,7 +272,9 @@ public final class RPCServer: Service, Sendable {
             }
             return
         }
-        let frame = await process(a.request, handler: a.handler, caller: a.caller, layout: a.layout, attachment: a.attachment)
+        let frame = await RequestDeadline.$current.withValue(a.deadline) {
+            await process(a.request, handler: a.handler, caller: a.caller, layout: a.layout, attachment: a.attachment)
+        }
         if let key { idempotency.finish(key, reply: frame) }
         if let frame { socket.send([a.identity, frame]) }
     }

@@ -41,6 +41,8 @@ public final class OutboxRelay: Service, Sendable {
     let numbersAtCommit: Bool
     /// Where the relay has read rows numbered at commit up to.
     private let reading = Mutex(ReadPosition())
+    /// What went out under the last numbers (where a stream that went back is read on from).
+    private let sentNumbers = Mutex(SentNumbers())
 
     struct ReadPosition {
         /// The last number read (nil before the first batch).
@@ -194,12 +196,21 @@ public final class OutboxRelay: Service, Sendable {
             (SELECT seq, event_id FROM outbox WHERE stream = \(stream) AND seq > \(after) ORDER BY seq LIMIT \(batchSize))
             UNION ALL
             SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM outbox WHERE stream = \(stream) AND seq IS NULL)
+            UNION ALL
+            SELECT -1, event_id FROM outbox WHERE stream = \(stream) AND seq = \(after)
             """)
         var numbered: [(seq: Int64, id: String)] = []
         var unnumbered = false
+        var idAtAfter: String?
         for try await row in rows {
             let (seq, id) = try row.decode((Int64?, String?).self)
-            if let seq, let id { numbered.append((seq, id)) } else { unnumbered = true }
+            if seq == -1 { idAtAfter = id } else if let seq, let id { numbered.append((seq, id)) } else { unnumbered = true }
+        }
+        // The number read last holds another event than the one sent under it: the stream went
+        // back and the producer has written past the old position since (see ``heartbeat()``).
+        if let idAtAfter, let sent = sentNumbers.withLock({ $0.id(at: after) }), sent != idAtAfter {
+            try await readOnAfterRewind(seen: after)
+            return batchSize   // read again at once, from where it now stands
         }
         numbered.sort { $0.seq < $1.seq }
         let events = try await envelopes(of: numbered) { try await database.prepared(Self.envelopesQuery(stream, $0)) }
@@ -210,6 +221,7 @@ public final class OutboxRelay: Service, Sendable {
         }
         if !events.isEmpty {
             sink.publish(stream: stream, events: events)
+            sentNumbers.withLock { s in for n in numbered { s.sent(n.seq, n.id) } }
             telemetry.counter("chronir_outbox_published_total", [("stream", stream)]).increment(by: events.count)
         }
         lastHead.store(max(lastHead.load(ordering: .relaxed), last), ordering: .relaxed)
@@ -290,14 +302,68 @@ public final class OutboxRelay: Service, Sendable {
     /// sent. Those numbers move at commit, before the
     /// relay has read and sent the rows: a head announced from the table would often run a few
     /// milliseconds ahead of what went out, and each such heartbeat sends consumers to replay.
-    private func heartbeat() async throws {
-        if numbersAtCommit, let seen = reading.withLock({ $0.seen }) {
-            sink.heartbeat(stream: stream, head: seen)
-            return
+    ///
+    /// The table's head, and the event now under the last number read, are read every time all
+    /// the same: when the head is behind what this relay read, or that number holds another
+    /// event than the one sent under it (the producer wrote more since than was lost), the
+    /// stream went back under a relay that kept running (a failover to a standby that had not
+    /// received the last commits, a restored database), and the rows numbered again since
+    /// are new events that reading on after its old position would never send. The relay finds
+    /// the first of them (the first row whose event is not the one it sent under that number,
+    /// ``SentNumbers``), reads on from just before it, and announces the table's head, so
+    /// consumers whose checkpoints are past it stop and alert (`stream-rewound`) instead of
+    /// reporting lag 0. Logged as an error with the number to set their checkpoints back to
+    /// (`read on after`: nothing of the new events is lost); `chronir_outbox_rewinds_total{stream}`.
+    func heartbeat() async throws {
+        let seen = numbersAtCommit ? reading.withLock({ $0.seen }) : nil
+        var head: Int64 = 0
+        var idAtSeen: String?
+        for try await row in try await database.prepared("""
+            SELECT s.last_seq, (SELECT event_id FROM outbox WHERE stream = \(stream) AND seq = \(seen ?? -1))
+            FROM outbox_streams s WHERE s.stream = \(stream)
+            """) {
+            (head, idAtSeen) = try row.decode((Int64, String?).self)
         }
-        let head = try await database.prepared("SELECT last_seq FROM outbox_streams WHERE stream = \(stream)").first(Int64.self) ?? 0
+        if let seen {
+            let sentAtSeen = sentNumbers.withLock { $0.id(at: seen) }
+            // A row gone (the retention sweep of an idle stream) is not a rewind by itself.
+            let replaced = idAtSeen != nil && sentAtSeen != nil && idAtSeen != sentAtSeen
+            guard head < seen || replaced else {
+                sink.heartbeat(stream: stream, head: seen)
+                return
+            }
+            try await readOnAfterRewind(seen: seen)
+        }
         lastHead.store(head, ordering: .relaxed)
         sink.heartbeat(stream: stream, head: head)
+    }
+
+    /// The stream went back under this relay, which had read up to `seen`: reads on from just
+    /// before the first row whose event is not the one sent under its number (``SentNumbers``),
+    /// and says so (an error log naming the number consumers' checkpoints go back to, and
+    /// `chronir_outbox_rewinds_total{stream}`).
+    private func readOnAfterRewind(seen: Int64) async throws {
+        let lowest = sentNumbers.withLock { $0.lowest } ?? 0
+        var head: Int64 = 0
+        var rows: [(seq: Int64, id: String)] = []
+        for try await row in try await database.prepared("""
+            SELECT seq, event_id FROM outbox WHERE stream = \(stream) AND seq >= \(lowest) AND seq <= \(seen) AND seq IS NOT NULL
+            UNION ALL SELECT -1, last_seq::text FROM outbox_streams WHERE stream = \(stream)
+            ORDER BY 1
+            """) {
+            let (seq, id) = try row.decode((Int64, String).self)
+            if seq == -1 { head = Int64(id) ?? 0 } else { rows.append((seq, id)) }
+        }
+        let after = sentNumbers.withLock { $0.readOnAfter(head: min(head, seen), rows: rows) }
+        if head < lowest {
+            telemetry.logger.error("the stream went back further than the numbers this relay remembers: events written since the rewind at or below the head may not be sent; find the first by the failover's time (docs/operations.md)",
+                                   metadata: ["stream": "\(stream)", "head": "\(head)", "lowestRemembered": "\(lowest)"])
+        }
+        reading.withLock { r in r.seen = after }
+        lastHead.store(after, ordering: .relaxed)
+        telemetry.counter("chronir_outbox_rewinds_total", [("stream", stream)]).increment()
+        telemetry.logger.error("the stream went back under its relay: the events numbered again from \(after + 1) are sent; a consumer whose checkpoint is past \(after) stops until an operator sets it to \(after) (docs/operations.md)",
+                               metadata: ["stream": "\(stream)", "read": "\(seen)", "head": "\(head)", "readOnAfter": "\(after)"])
     }
 
     private func cleanup() async throws {

@@ -26,9 +26,23 @@ public final class CommitHooks: Sendable {
 
     private let hooks = Mutex<[@Sendable () -> Void]>([])
     private let finals = Mutex<[(key: String, work: any FinalStatement)]>([])
+    private let values = Mutex<[String: any Sendable]>([:])
 
-    public init(readCommitted: Bool = true) {
+    /// The hooks of the attempt this one retries (``Database/transaction(isolation:_:)`` runs a
+    /// body again after a deadlock, a serialization failure or a ``TransactionConflict``), whose
+    /// ``value(key:_:)`` objects a retry may learn from (the inbox locks the last attempt wanted).
+    public let previous: CommitHooks?
+
+    public init(readCommitted: Bool = true, previous: CommitHooks? = nil) {
         self.readCommitted = readCommitted
+        // One attempt back is enough: the chain does not grow with the retries.
+        self.previous = previous.map { CommitHooks(dropping: $0) }
+    }
+
+    private init(dropping hooks: CommitHooks) {
+        readCommitted = hooks.readCommitted
+        previous = nil
+        values.withLock { $0 = hooks.values.withLock { $0 } }
     }
 
     /// Runs `hook` after the commit.
@@ -45,6 +59,23 @@ public final class CommitHooks: Sendable {
             f.append((key, work))
             return work
         }
+    }
+
+    /// The object registered under `key` for this attempt of the transaction, made by `make`
+    /// the first time: what parts of one transaction must know of each other (the inbox locks
+    /// it holds). A retried attempt starts with none.
+    public func value<V: AnyObject & Sendable>(key: String, _ make: () -> V) -> V {
+        values.withLock { v in
+            if let existing = v[key] as? V { return existing }
+            let made = make()
+            v[key] = made
+            return made
+        }
+    }
+
+    /// The object the attempt this one retries registered under `key`, if any.
+    public func previousValue<V: AnyObject & Sendable>(key: String, as type: V.Type = V.self) -> V? {
+        previous?.values.withLock { $0[key] as? V }
     }
 
     /// Runs the final statements, in the order they were first registered (called by

@@ -53,10 +53,12 @@ public final class Database: Service, Sendable {
         // run again: up to 3 tries, after a short random pause.
         guard availability.isUp else { throw DatabaseUnavailable() }
         var attempt = 1
+        var lastAttempt: CommitHooks?
         while true {
+            // After-commit work of this attempt only (see ``CommitHooks``).
+            let hooks = CommitHooks(readCommitted: isolation == .readCommitted, previous: lastAttempt)
+            lastAttempt = hooks
             do {
-                // After-commit work of this attempt only (see ``CommitHooks``).
-                let hooks = CommitHooks(readCommitted: isolation == .readCommitted)
                 let value = try await CommitHooks.$current.withValue(hooks) {
                     try await client.withConnection { connection in
                         try Self.ensureOpen(connection)
@@ -81,6 +83,10 @@ public final class Database: Service, Sendable {
                 return value
             } catch let error as PSQLError where attempt < 3 && Self.isRetryable(error) {
                 logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "sqlState": "\(error.serverInfo?[.sqlState] ?? "")"])
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
+            } catch let conflict as TransactionConflict where attempt < 3 {
+                logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "conflict": "\(conflict.reason)"])
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
             }

@@ -89,7 +89,8 @@ final class LiveHub: EventApplier, Service {
         var more = true
         var loaded = 0
         while more {
-            let page = try await notifications.call(NotificationsMethods.Waiting.self, .init(after: after, limit: 2_000), timeout: .seconds(10))
+            let page = try await notifications.call(NotificationsMethods.Waiting.self, .init(after: after, limit: 2_000, maxBytes: notifications.frameLimit),
+                                                timeout: .seconds(10))
             for n in page.notifications { arrive(n, envelope: nil, preloaded: true) }
             loaded += page.notifications.count
             after = page.notifications.last?.id ?? after

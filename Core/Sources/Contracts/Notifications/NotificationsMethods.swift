@@ -48,9 +48,13 @@ public enum NotificationsMethods {
         public struct Request: Codable, Sendable {
             public var after: Int64
             public var limit: Int
-            public init(after: Int64, limit: Int) {
+            /// The most bytes the asker takes in one reply (its frame limit; default 1 MiB, at
+            /// least 64 KiB): the reply stops short of it, `hasMore` set.
+            public var maxBytes: Int?
+            public init(after: Int64, limit: Int, maxBytes: Int? = nil) {
                 self.after = after
                 self.limit = limit
+                self.maxBytes = maxBytes
             }
         }
         public struct Response: Codable, Sendable {

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import Messaging
 import NIOPosix
 import Synchronization
 import Wire
@@ -78,8 +79,19 @@ struct HashQueue: Sendable {
     var depth: Int { slots.depth }
 
     /// Runs `work` on `pool` when fewer than `limit` hashes are queued or running; otherwise
-    /// throws `CA022` with `retryAfterSeconds` 1 without queueing it.
+    /// throws `CA022` with `retryAfterSeconds` 1 without queueing it. A hash whose caller's
+    /// deadline (``RequestDeadline``) has passed by the time a thread takes it up is not
+    /// computed: it throws `deadlineExceeded`, and the thread goes to the next one (a burst of
+    /// sign-ups behind two hashing threads otherwise spends them on answers nobody waits for).
     func run<T: Sendable>(_ pool: NIOThreadPool, _ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await slots.run { try await pool.runIfActive(work) }
+        let deadline = RequestDeadline.current
+        return try await slots.run {
+            try await pool.runIfActive {
+                if let deadline, ContinuousClock.now >= deadline {
+                    throw ServiceError(.deadlineExceeded, "the caller stopped waiting before its password was checked")
+                }
+                return try work()
+            }
+        }
     }
 }

@@ -35,13 +35,33 @@ struct InboxHandlers: Sendable {
         return .init(notifications: items, nextCursor: items.last?.id ?? since, hasMore: more)
     }
 
-    /// Entries of every user still waiting for their instant (a live follower's start).
+    /// Entries of every user still waiting for their instant (a live follower's start), as
+    /// many as `limit` and the asker's `maxBytes` allow: a reply over its frame limit would be
+    /// dropped, and the gateway would ask again for ever (2 000 rows of long titles passed 1 MiB).
     func waiting(_ req: NotificationsMethods.Waiting.Request) async throws -> NotificationsMethods.Waiting.Response {
         let limit = min(max(req.limit, 1), 5_000)
+        let maxBytes = req.maxBytes ?? (1 << 20)
+        guard maxBytes >= 64 << 10 else { throw ServiceError(.validationFailed, "maxBytes must be at least 65536") }
         var items = try await store.waiting(after: req.after, rows: limit + 1)
-        let more = items.count > limit
+        var more = items.count > limit
         if more { items.removeLast() }
+        let fit = try Self.fitting(items, in: maxBytes - (16 << 10))
+        if fit < items.count {
+            items.removeSubrange(fit...)
+            more = true
+        }
         return .init(notifications: items, hasMore: more)
+    }
+
+    /// How many of `items`, from the first, fit in `budget` bytes as JSON (at least one, so a
+    /// page always moves on; one row is far below any frame limit).
+    static func fitting(_ items: [InboxNotification], in budget: Int) throws -> Int {
+        var used = 32
+        for (i, n) in items.enumerated() {
+            used += try JSONCoding.encode(n).count + 1
+            if used > budget { return max(1, i) }
+        }
+        return items.count
     }
 
     func ack(_ id: Int64, user: String) async throws -> InboxNotification {

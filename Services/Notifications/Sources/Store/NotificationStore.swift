@@ -4,6 +4,7 @@ import Logging
 import Messaging
 import Persistence
 import PostgresNIO
+import Synchronization
 
 /// SQL of the notifications schema for the consumers and the inbox API: inbox rows, deliveries,
 /// devices, withdrawals and account deletion. Statements on a consumer's connection log to the
@@ -29,22 +30,56 @@ struct NotificationStore: Sendable {
         return out
     }
 
-    /// Takes, until the transaction ends, the inbox lock of each of `users` (sorted, in one
-    /// statement). A user's inbox ids are drawn at insert but become visible at commit, and the
-    /// live stream and every cursor pass an id only once: four consumers inserting for one user
-    /// at once could commit a smaller id after a larger one was sent, and the smaller would never
-    /// reach the client. Held by the inserting transaction, the lock makes a user's ids commit,
-    /// and so reach the stream (numbered at commit), in id order. Different users do not wait
-    /// for each other; two transactions that lock overlapping users in two calls each can
-    /// deadlock, which PostgreSQL breaks (40P01) and the consumer retries.
+    /// Takes, until the transaction ends, the inbox locks of `users`. A user's inbox ids are
+    /// drawn at insert but become visible at commit, and the live stream and every cursor pass
+    /// an id only once: four consumers inserting for one user at once could commit a smaller id
+    /// after a larger one was sent, and the smaller would never reach the client. Held by the
+    /// inserting transaction, the lock makes a user's ids commit, and so reach the stream
+    /// (numbered at commit), in id order.
+    ///
+    /// The locks are ``inboxLockBuckets`` buckets of users (`hashtextextended('inbox:' || user)`),
+    /// so a transaction holds at most that many however large its batch (one lock per user
+    /// exhausted the lock table, 53200, on a 500-event batch). A transaction calls this once per
+    /// event or run of events, so it waits only in one order: buckets above the highest it holds
+    /// are waited for in increasing order; one at or below it (met by a later event) is only
+    /// tried, and when another transaction holds it the attempt is rolled back and run again
+    /// (``TransactionConflict``) instead of waiting, which with two calls each in two orders
+    /// deadlocked (40P01). The attempt run again takes, at its first call, every lock the
+    /// stepped-back attempt asked for, all in order. Users in different buckets do not wait for
+    /// each other.
     func lockInboxes(of users: [String], on c: PostgresConnection, logger: Logger) async throws {
-        let distinct = Array(Set(users)).sorted()
+        let hooks = CommitHooks.current
+        let held = hooks?.value(key: "inbox-locks") { InboxLocksHeld() }
+        let highest = held?.highest ?? -1
+        var wanted = Set(users)
+        if highest < 0, let stepped = hooks?.previousValue(key: "inbox-locks", as: InboxLocksHeld.self) { wanted.formUnion(stepped.users) }
+        held?.want(wanted)
+        let distinct = wanted.sorted()
         guard !distinct.isEmpty else { return }
-        _ = try await c.prepared("""
-            SELECT count(pg_advisory_xact_lock(hashtextextended('inbox:' || u, 0)))
-            FROM (SELECT u FROM unnest(\(distinct)::text[]) AS x(u) ORDER BY u) AS sorted
-            """, logger: logger).all(Int64.self)
+        let rows = try await c.prepared("""
+            WITH b AS (
+                SELECT DISTINCT (hashtextextended('inbox:' || u, 0) & \(Self.inboxLockBuckets - 1))::int AS k
+                FROM unnest(\(distinct)::text[]) AS x(u)
+            ), tried AS (
+                SELECT coalesce(bool_and(pg_try_advisory_xact_lock(\(Self.inboxLockClass), k)), true) AS ok FROM b WHERE k <= \(highest)
+            ), waited AS (
+                SELECT count(pg_advisory_xact_lock(\(Self.inboxLockClass), k)) AS n FROM (SELECT k FROM b WHERE k > \(highest) ORDER BY k) s
+            )
+            SELECT (SELECT ok FROM tried), (SELECT max(k) FROM b), (SELECT n FROM waited)
+            """, logger: logger)
+        var ok = true
+        for try await row in rows {
+            let (tried, top, _) = try row.decode((Bool, Int32, Int64).self)
+            ok = tried
+            held?.raise(to: top)
+        }
+        if !ok { throw TransactionConflict("an inbox lock below one this transaction holds is busy") }
     }
+
+    /// How many inbox locks there are (a power of two): the most one transaction holds.
+    static let inboxLockBuckets: Int32 = 1024
+    /// The first key of the two-key advisory locks of inboxes (apart from every one-key lock).
+    static let inboxLockClass: Int32 = 0x1B0C
 
     /// Inserts a run of inbox rows with one statement, column by column (row `i` of every
     /// array is one row; `datas` are JSON objects). A row is created at `greatest(now(), at)`;
@@ -214,10 +249,17 @@ struct NotificationStore: Sendable {
             """))
     }
 
-    /// Up to `rows` inbox rows of every user still waiting for their instant, after id `after`, by id.
+    /// Up to `rows` inbox rows after id `after`, by id, of every user with a row still waiting
+    /// for its instant: the waiting rows and every later row of the same user. A live stream
+    /// lets a user's rows out in id order, so the rows behind a waiting one wait with it; a
+    /// gateway that starts (a restart, a new replica) loads them all, or a resumed client,
+    /// whose inbox read stops at the waiting row, would never be sent the rows behind it.
     func waiting(after: Int64, rows: Int) async throws -> [InboxNotification] {
         try await Self.decodeInbox(database.query("""
-            SELECT \(unescaped: Self.inboxColumns) FROM inbox WHERE created_at > now() AND id > \(after) ORDER BY id LIMIT \(rows)
+            SELECT \(unescaped: Self.inboxColumns) FROM inbox WHERE id > \(after) AND id IN (
+                SELECT i.id FROM (SELECT user_id, min(id) AS first FROM inbox WHERE created_at > now() GROUP BY user_id) w
+                JOIN inbox i ON i.user_id = w.user_id AND i.id >= w.first)
+            ORDER BY id LIMIT \(rows)
             """))
     }
 
@@ -246,5 +288,23 @@ struct NotificationStore: Sendable {
                              attempt: Int(attempt), status: Int(status), outcome: outcome, latencyMs: latency, error: error, at: at))
         }
         return out
+    }
+}
+
+/// The highest inbox lock bucket a transaction holds (``NotificationStore/lockInboxes(of:on:logger:)``).
+final class InboxLocksHeld: Sendable {
+    private let top = Mutex<Int32>(-1)
+    private let asked = Mutex<Set<String>>([])
+
+    var highest: Int32 { top.withLock { $0 } }
+    /// Every user whose inbox lock the transaction asked for.
+    var users: Set<String> { asked.withLock { $0 } }
+
+    func raise(to bucket: Int32) {
+        top.withLock { $0 = max($0, bucket) }
+    }
+
+    func want(_ users: Set<String>) {
+        asked.withLock { $0.formUnion(users) }
     }
 }
