@@ -14,6 +14,7 @@
 #   CHRONIR_PG_PORT=55433          the embedded PostgreSQL's port
 #   CHRONIR_PG_DIR=.run/pg         its data directory (delete it, or `make clean`, to start from an empty database)
 #   CHRONIR_STOP_TIMEOUT=15        seconds the services get to stop before SIGKILL
+#   CHRONIR_RUN_OUTLIVE=1          keep running when any process exits (a chaos run restarts what it kills)
 #   CHRONIR_BIN_DIR=DIR            run the binaries in DIR as they are, no build (A/B runs of two
 #                                  commits: copy each one's bin directory aside, then alternate)
 # Services bind loopback only (CHRONIR_BIND_HOST=* to listen on every interface).
@@ -180,7 +181,11 @@ trace_env() { if [ -n "${CHRONIR_TRACE_DIR:-}" ]; then mkdir -p "$CHRONIR_TRACE_
 start() {
     local name=$1 binary=$2; shift 2
     env "$(trace_env "$name")" "$@" "$bin/$binary" >>".run/logs/$name.log" 2>&1 &
-    case "$name" in *-1|*[!0-9]) pids+=($!) ;; *) spare_pids+=($!) ;; esac
+    # CHRONIR_RUN_OUTLIVE=1 (scripts/soak.sh): the suite outlives any of its processes, first
+    # replicas and gateways included; whoever kills one starts it again.
+    if [ -n "${CHRONIR_RUN_OUTLIVE:-}" ]; then spare_pids+=($!); else
+        case "$name" in *-1|*[!0-9]) pids+=($!) ;; *) spare_pids+=($!) ;; esac
+    fi
     name_of[$!]=$name
     echo $! > ".run/pids/$name.pid"
 }
@@ -188,7 +193,7 @@ start() {
 # its log on stderr (status 1 when none is).
 died() {
     local pid name status=0
-    for pid in "${pids[@]}"; do
+    for pid in ${pids[@]+"${pids[@]}"}; do
         alive "$pid" && continue
         [ -z "$stop_requested" ] || return 1   # stopping: going away is expected
         name=${name_of[$pid]}

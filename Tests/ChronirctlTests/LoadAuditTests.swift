@@ -138,4 +138,50 @@ struct LoadAuditTests {
         #expect(result.fire.duplicated == 0)
         #expect(result.problems.contains { $0.contains("more than once") })
     }
+
+    @Test("a frame that arrives after a larger id is out of order, even when every push arrived once")
+    func outOfOrder() {
+        let c = Self.clean()
+        var r = c.received
+        r["m2"]!.swapAt(1, 2)
+        let result = LoadAudit.compute(alarms: c.alarms, inbox: c.inbox, received: r, planned: ["g", "p"])
+        #expect(result.fire.lost == 0 && result.fire.duplicated == 0)
+        #expect(result.outOfOrderFrames == 1)
+        #expect(result.problems.contains { $0.contains("after a larger id") })
+    }
+
+    @Test("an inbox row of another type (not a fire or completion of the run) that never reached the stream is reported")
+    func otherRowNotOnStream() {
+        let c = Self.clean()
+        var i = c.inbox
+        i["m1"]!.append(.init(id: 40, user: "m1", type: "group_member_joined"))
+        let result = LoadAudit.compute(alarms: c.alarms, inbox: i, received: c.received, planned: ["g", "p"])
+        #expect(result.otherRowsNotOnStream == 1)
+        #expect(!result.problems.isEmpty)
+        var r = c.received
+        r["m1"]!.append(.init(id: 40, user: "m1", type: "group_member_joined"))
+        #expect(LoadAudit.compute(alarms: c.alarms, inbox: i, received: r, planned: ["g", "p"]).problems.isEmpty)
+    }
+
+    @Test("an alarm answered 201 that the suite does not hold breaks the run")
+    func acceptedThenLost() {
+        let (a, i, r) = Self.clean()
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p", "x"])
+        #expect(result.problems.contains { $0.contains("does not hold") })
+    }
+
+    @Test("the same seed plans the same run; another seed another")
+    func seededPlan() {
+        func minutes(_ seed: UInt64) -> [Int] {
+            var rng = SeededGenerator(seed: seed)
+            return LoadPlan(users: 40, alarms: 200, groupShare: 0.25, groupSize: 5, minutes: 6, spike: 60, spikeMinute: 3, using: &rng)
+                .alarms.map { $0.owner * 10 + $0.minute }
+        }
+        #expect(minutes(7) == minutes(7))
+        #expect(minutes(7) != minutes(8))
+        var a = SeededGenerator(seed: 7, item: 3, stream: 1), b = SeededGenerator(seed: 7, item: 3, stream: 1), c = SeededGenerator(seed: 7, item: 4, stream: 1)
+        #expect(a.next() == b.next())
+        var d = SeededGenerator(seed: 7, item: 3, stream: 1)
+        #expect(d.next() != c.next())
+    }
 }

@@ -77,6 +77,12 @@ enum LoadAudit {
         var misrouted = 0
         /// Frames received more than once by a client, whatever their type (each repeat counts).
         var repeatedFrames = 0
+        /// Frames that arrived after a larger id (a client's ids must strictly increase; repeats
+        /// are counted apart).
+        var outOfOrderFrames = 0
+        /// Inbox rows of any other type (not the run's fires and completions) that never reached
+        /// their client's stream: every row of an inbox must.
+        var otherRowsNotOnStream = 0
         /// Users whose alarms or inbox could not be read back (the audit is incomplete).
         var unreadable = 0
         var byMinute: [Minute] = []
@@ -93,6 +99,9 @@ enum LoadAudit {
             }
             if misrouted > 0 { out.append("\(misrouted) frames reached a client they were not for") }
             if repeatedFrames > 0 { out.append("\(repeatedFrames) frames reached a client more than once") }
+            if outOfOrderFrames > 0 { out.append("\(outOfOrderFrames) frames reached a client after a larger id") }
+            if otherRowsNotOnStream > 0 { out.append("\(otherRowsNotOnStream) other inbox rows never reached their client's stream") }
+            if plannedNotAccepted > 0 { out.append("\(plannedNotAccepted) alarms answered 201 that the suite does not hold") }
             if unreadable > 0 { out.append("\(unreadable) users' alarms or inbox could not be read back: the audit is incomplete") }
             return out
         }
@@ -144,8 +153,14 @@ enum LoadAudit {
         for (user, frames) in received {
             var seen: [Int64: Int] = [:]
             var firstOf: [Int64: Row] = [:]
+            var highest: Int64 = .min
             for f in frames {
                 seen[f.id, default: 0] += 1
+                if seen[f.id] == 1, f.id < highest {
+                    r.outOfOrderFrames += 1
+                    note("frame \(f.id) (\(f.type)) reached \(user) after \(highest)")
+                }
+                highest = max(highest, f.id)
                 if firstOf[f.id] == nil { firstOf[f.id] = f }
                 // An id above the last the inbox read held may have been written after the read.
                 let unknown = !silentTypes.contains(f.type) && f.id <= (lastRead[user] ?? -1) && inboxIds[user]?.contains(f.id) != true
@@ -159,6 +174,15 @@ enum LoadAudit {
             for (id, count) in seen where count > 1 {
                 guard let f = firstOf[id], let alarm = f.alarm, let due = f.occurrence else { continue }
                 repeats[f.type + "|" + key(user, alarm, due), default: 0] += count - 1
+            }
+        }
+
+        // Every other row of an inbox on its client's stream too (the run's own are counted below).
+        let runRows = Set(fireRows.values).union(completionRows.values)
+        for (user, rows) in inbox {
+            for row in rows where !silentTypes.contains(row.type) && !runRows.contains(row.id) && receivedIds[user]?.contains(row.id) != true {
+                r.otherRowsNotOnStream += 1
+                note("\(row.type) row \(row.id) never reached \(user)'s stream")
             }
         }
 

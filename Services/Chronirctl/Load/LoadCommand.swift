@@ -73,13 +73,19 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(help: "Fraction of requests sent with a sampled traceparent; their trace ids are printed.")
     var traceSample = 0.0
 
+    @Option(help: "Seed of the plan's draws (due minutes, who completes which fire, which are completed, stream reconnects); the same seed and options plan the same run. Default: drawn and printed.")
+    var seed: UInt64?
+
+    @Option(help: "Each live stream drops its connection after a time drawn uniformly from 0…2× this many seconds and resumes with Last-Event-ID, as phones moving between networks do (0: only when the server drops it).")
+    var reconnectEvery = 0.0
+
     @Flag(help: "Print the report as JSON.")
     var json = false
 
     @Option(help: "Also write the JSON report to this file.")
     var jsonFile: String?
 
-    @Flag(help: "Exit with status 1 when a push was lost or duplicated, a completion failed, or a request got a 5xx or a transport error it was not sent again after.")
+    @Flag(help: "Exit with status 1 when a push was lost, duplicated, misrouted or out of order, an accepted alarm went missing, an alarm creation or a completion failed, or a request got a 5xx or a transport error it was not sent again after. A run that could not set itself up exits with status 3 either way.")
     var check = false
 
     func validate() throws {
@@ -88,6 +94,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("users, alarms and window must be ≥ 1; connections-per-user 1…16; group-share, trace-sample and complete-share in 0…1")
         }
         guard think >= 0, thinkSpread >= 0 else { throw ValidationError("think and think-spread are ≥ 0 ms") }
+        guard reconnectEvery >= 0, reconnectEvery.isFinite else { throw ValidationError("reconnect-every is ≥ 0 s") }
         guard spike <= alarms, (spikeMinute ?? 0) < window else { throw ValidationError("spike ≤ alarms, spike-minute < window") }
         guard tier == "keep" || Tier(rawValue: tier) != nil else { throw ValidationError("tier is free, plus, premium or keep") }
     }
@@ -115,7 +122,17 @@ struct LoadCommand: AsyncParsableCommand {
         await runner.stopListeners()
         await streams.shutdown()
         await requests.shutdown()
-        let report = try outcome.get()
+        let report: LoadReport
+        switch outcome {
+        case .success(let r):
+            report = r
+        case .failure(let failure as LoadSetupFailure):
+            // Apart from a run that found a loss: nothing was measured.
+            FileHandle.standardError.write(Data("load could not start: \(failure.description)\n".utf8))
+            throw ExitCode(3)
+        case .failure(let error):
+            throw error
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let encoded = try encoder.encode(report)

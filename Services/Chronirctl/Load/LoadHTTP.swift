@@ -27,10 +27,24 @@ struct LoadHTTP: Sendable {
     /// `retryTransport`: a request that is safe to repeat (idempotent, such as a completion of a
     /// given occurrence) is sent again, up to twice, after a transport error; the error still
     /// counts in the report. With several gateways, the repeat goes to another one.
+    /// `retryRefused` (set-up requests): a 503 or 504 — the suite shedding load, or a service
+    /// that did not answer in time — and a transport error are sent again after a backoff (0.5,
+    /// 1, 2, 4, 8 s), counted as ``LoadRecorder/refused(_:)`` rather than as failures; the answer
+    /// after the last try counts as it is. The request may then be applied twice (a sign-up
+    /// answered 409, a second alarm): callers handle it, and the audit judges by what the suite
+    /// holds.
     func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, body: Data? = nil,
-              retryTransport: Bool = false) async -> LoadResponse {
+              retryTransport: Bool = false, retryRefused: Bool = false) async -> LoadResponse {
         var attempt = 0
         var transportAttempt = 0
+        var refusedAttempt = 0
+        func backOff() async -> Bool {
+            guard retryRefused, refusedAttempt < Self.refusedBackoff.count else { return false }
+            recorder.refused(operation)
+            try? await Task.sleep(for: Self.refusedBackoff[refusedAttempt])
+            refusedAttempt += 1
+            return true
+        }
         while true {
             let base = gateways.base(for: token ?? path)
             var request = HTTPClientRequest(url: base + path)
@@ -61,12 +75,14 @@ struct LoadHTTP: Sendable {
                     try? await Task.sleep(for: .seconds(min(max(after, 0.2), 60)))
                     continue
                 }
+                if status == 503 || status == 504, await backOff() { continue }
                 recorder.http(operation, status: status, seconds: seconds)
                 if let traceId { recorder.sampled(.init(operation: operation, traceId: traceId, status: status, sentAtUnixMs: sentAt.timeIntervalSince1970 * 1000, seconds: seconds)) }
                 return LoadResponse(status: status, body: Data(buffer: collected))
             } catch {
-                recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))
                 gateways.failed(base)
+                if await backOff() { continue }
+                recorder.http(operation, status: nil, seconds: Self.seconds(started.duration(to: .now)), error: String(reflecting: error))
                 if retryTransport, transportAttempt < 2 {
                     transportAttempt += 1
                     recorder.transportRetried(operation)
@@ -80,10 +96,13 @@ struct LoadHTTP: Sendable {
 
     /// `send` with a JSON object body.
     func send(_ operation: String, _ method: HTTPMethod, _ path: String, token: String? = nil, json: [String: Any],
-              retryTransport: Bool = false) async -> LoadResponse {
+              retryTransport: Bool = false, retryRefused: Bool = false) async -> LoadResponse {
         let body = try? JSONSerialization.data(withJSONObject: json)
-        return await send(operation, method, path, token: token, body: body, retryTransport: retryTransport)
+        return await send(operation, method, path, token: token, body: body, retryTransport: retryTransport, retryRefused: retryRefused)
     }
+
+    /// The pauses before each repeat of a refused set-up request (about 15 s in all).
+    static let refusedBackoff: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)]
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18

@@ -3,7 +3,7 @@ import Foundation
 /// Who owns which alarms and when they fire: users in groups of `groupSize` (a `groupShare`
 /// of all users) and alone; each user's share of the alarms (a group's owner creates its
 /// members' shares as group alarms); due minutes spread over the window with `spike` fires in
-/// one minute.
+/// one minute. The same `rng` sequence gives the same plan.
 struct LoadPlan: Sendable {
     struct AlarmSpec: Sendable {
         var owner: Int
@@ -17,7 +17,8 @@ struct LoadPlan: Sendable {
     var minutes: Int
     var spikeMinute: Int
 
-    init(users: Int, alarms total: Int, groupShare: Double, groupSize: Int, minutes: Int, spike: Int, spikeMinute: Int) {
+    init(users: Int, alarms total: Int, groupShare: Double, groupSize: Int, minutes: Int, spike: Int, spikeMinute: Int,
+         using rng: inout some RandomNumberGenerator) {
         let grouped = groupSize >= 2 ? Int((Double(users) * groupShare / Double(groupSize)).rounded(.down)) : 0
         groups = (0..<grouped).map { g in Array((g * groupSize)..<((g + 1) * groupSize)) }
         self.minutes = minutes
@@ -30,7 +31,7 @@ struct LoadPlan: Sendable {
         let rest = total - slots.count
         let others = (0..<minutes).filter { $0 != spikeMinute }
         for k in 0..<rest { slots.append(others.isEmpty ? spikeMinute : others[k % others.count]) }
-        slots.shuffle()
+        slots.shuffle(using: &rng)
 
         var specs: [AlarmSpec] = []
         specs.reserveCapacity(total)

@@ -34,6 +34,8 @@ final class LoadRecorder: Sendable {
         /// Transport errors after which the request was sent again (it is safe to repeat).
         var transportRetries = 0
         var rateLimited = 0
+        /// Set-up requests answered 503/504 (or not at all) and sent again after a backoff.
+        var refused = 0
     }
 
     struct State: Sendable {
@@ -61,6 +63,16 @@ final class LoadRecorder: Sendable {
     /// A request sent again after a transport error.
     func transportRetried(_ operation: String) {
         state.withLock { s in s.http[operation, default: HTTPCounts()].transportRetries += 1 }
+    }
+
+    /// A set-up request refused (503, 504, a transport error) and sent again after a backoff.
+    func refused(_ operation: String) {
+        state.withLock { s in s.http[operation, default: HTTPCounts()].refused += 1 }
+    }
+
+    /// Set-up requests of `operation` sent again after a refusal so far.
+    func refusedCount(_ operation: String) -> Int {
+        state.withLock { $0.http[operation]?.refused ?? 0 }
     }
 
     /// A 429 answered and retried later.

@@ -16,6 +16,8 @@ struct LoadReport: Codable, Sendable {
         var latencyMs: Distribution
         var statuses: [String: Int]
         var rateLimitedRetries: Int
+        /// Set-up requests refused (503, 504, no answer) and sent again after a backoff.
+        var refusedRetries: Int = 0
         var transportErrors: Int
         /// Transport errors after which the request was sent again (safe to repeat).
         var transportRetries: Int
@@ -58,6 +60,8 @@ struct LoadReport: Codable, Sendable {
         var missedPushes: Int
         var otherPushes: Int
         var streamReconnects: Int
+        /// Connections the clients dropped themselves (`--reconnect-every`), included in `streamReconnects`.
+        var clientDrops: Int = 0
     }
 
     var url: String
@@ -86,6 +90,10 @@ struct LoadReport: Codable, Sendable {
     var pushesPerSecond: Double
     var byMinute: [Minute]
     var sampledTraces: [SampledTrace]
+    /// The seed of the plan's draws (`--seed`).
+    var seed: UInt64 = 0
+    /// Alarm creations that failed (after the set-up retries): planned work that did not happen.
+    var failedAlarmCreations = 0
     /// The end-of-run audit against the suite's record (``LoadAudit``); when present, `pushes`'
     /// expected, received, lost and duplicated counts are its own.
     var audit: LoadAudit.Result?
@@ -126,6 +134,7 @@ struct LoadReport: Codable, Sendable {
         }
         if p.earlyFirePushes > 0 { out.append("\(p.earlyFirePushes) fire pushes arrived before their instant") }
         if p.failedCompletions > 0 { out.append("\(p.failedCompletions) completions failed") }
+        if failedAlarmCreations > 0 { out.append("\(failedAlarmCreations) alarm creations failed") }
         if serverErrors > 0 { out.append("\(serverErrors) responses were 5xx") }
         let unrecovered = transportErrors - transportRetries
         if unrecovered > 0 { out.append("\(unrecovered) requests failed in transport and were not sent again") }
@@ -139,6 +148,8 @@ struct LoadReport: Codable, Sendable {
         }
         var out = "chronirctl load → \(url): \(users) users, \(groups) groups of \(groupSize), \(alarms) alarms, "
         out += "window from \(windowStart), spike of \(spike) at \(spikeAt), completions \(thinkMs)–\(thinkMs + thinkSpreadMs) ms after their fire\n"
+        out += "seed \(seed); alarm creations failed \(failedAlarmCreations); set-up requests sent again after a refusal (503, 504, no answer) "
+        out += "\(http.reduce(0) { $0 + $1.refusedRetries }); live streams dropped by the client \(pushes.clientDrops)\n"
         out += "phases: " + phasesSeconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f s", $0.key, $0.value) }.joined(separator: ", ") + "\n\n"
         var rows = [row("fire lateness (due → push)", fireLatenessMs), row("completion fan-out", completionFanOutMs)]
         rows += http.map { row($0.operation, $0.latencyMs) }
@@ -155,7 +166,8 @@ struct LoadReport: Codable, Sendable {
                                          "unexpected"],
                                 rows: [kind("fire", a.fire), kind("completion", a.completion)]) + "\n"
             out += "audit: \(a.acceptedAlarms) alarms accepted for the window (planned but not accepted \(a.plannedNotAccepted), "
-            out += "accepted but not heard \(a.acceptedNotPlanned)); misrouted frames \(a.misrouted)\n"
+            out += "accepted but not heard \(a.acceptedNotPlanned)); misrouted frames \(a.misrouted), out of order \(a.outOfOrderFrames), "
+            out += "other inbox rows not on the stream \(a.otherRowsNotOnStream)\n"
             for e in a.examples { out += "  \(e)\n" }
             if let g = generatorPushes {
                 out += "as the generator tallied while running: fire \(g.expectedFirePushes) expected, \(g.receivedFirePushes) received; "

@@ -69,7 +69,7 @@ extension LoadRunner {
             var result = LoadAudit.compute(alarms: alarms, inbox: inbox, received: tracker.frames, planned: Set(planned.keys))
             result.unreadable = unreadable.count
             result.examples = Array((unreadable.prefix(3) + result.examples).prefix(12))
-            if result.fire.lostOnStream + result.completion.lostOnStream == 0 || Date() >= deadline { return result }
+            if result.fire.lostOnStream + result.completion.lostOnStream + result.otherRowsNotOnStream == 0 || Date() >= deadline { return result }
             try await Task.sleep(for: .seconds(1))
         }
     }
