@@ -221,7 +221,11 @@ episode() {
         scripts/pg.sh restart "$pg_dir" "$param" ;;
     failpoint)
         local svc=${victim%-*} streams stream
-        mapfile -t streams < <(q "SELECT stream FROM $svc.consumer_checkpoints ORDER BY stream" 2>/dev/null || true)
+        # The streams of the fire and completion paths first (a quiet one may never reach the failpoint).
+        mapfile -t streams < <(q "SELECT stream FROM $svc.consumer_checkpoints WHERE stream IN ('alarms', 'scheduler')
+                                  UNION ALL SELECT stream FROM $svc.consumer_checkpoints
+                                  WHERE NOT EXISTS (SELECT 1 FROM $svc.consumer_checkpoints WHERE stream IN ('alarms', 'scheduler'))
+                                  ORDER BY 1" 2>/dev/null || true)
         if [ ${#streams[@]} -eq 0 ]; then
             log "#$n $stage: failpoint: $svc consumes no stream yet; a kill instead"
             streams=("")

@@ -33,6 +33,7 @@ import argparse
 import random
 
 SERVICES = ["accounts", "alarms", "scheduler", "notifications", "invitations", "billing"]
+BUSY_CONSUMERS = ["alarms", "scheduler", "notifications"]
 CLASSES = ["kill", "stop", "pg", "failpoint", "blackhole", "conns"]
 # Seconds relative to the due instant (lead 10 s): where each stage of the paths runs.
 def stages(lead):
@@ -87,7 +88,8 @@ def plan(seed, minutes, replicas, lead):
                     continue
                 bag.remove(cls)
                 return (cls, svc, 0, 0, 5)
-            pool = SERVICES + ["gateway"] if cls in ("kill", "stop") else list(SERVICES)
+            # Failpoints where consumer transactions run all the time (the fire and completion paths).
+            pool = SERVICES + ["gateway"] if cls in ("kill", "stop") else BUSY_CONSUMERS if cls == "failpoint" else list(SERVICES)
             svc = rng.choice(pool)
             victim = rng.choice(replicas_of[svc])
             if svc in taken:
