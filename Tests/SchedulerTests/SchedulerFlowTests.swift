@@ -91,7 +91,19 @@ struct SchedulerFlowTests {
             #expect(fourth.code == "CA026")
 
             // The snoozed occurrence's missed check moved past the last re-fire; completing it
-            // settles the re-fires and the check.
+            // settles the re-fires and the check. The scheduler learns of the snoozes from the
+            // alarms stream, after the answers: waited for (make test, 2026-12-07, read the
+            // timers before the last snooze's event was applied and found the missed check alone).
+            _ = await eventually(timeout: .seconds(10), every: .milliseconds(100)) {
+                let n = try? await s.inDatabase("scheduler") {
+                    try await $0.query("""
+                        SELECT count(*)::int FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate) AND kind = 'snooze'
+                        AND due_at = (SELECT max(due_at) FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate) AND kind = 'missed')
+                                     - interval '25 seconds'
+                        """).first(Int.self)
+                }
+                return n == 1
+            }
             let kinds = try await s.inDatabase("scheduler") {
                 try await $0.query("SELECT kind FROM timers WHERE alarm_id = \(id) AND occurrence_at = \(dueDate) ORDER BY kind").all(String.self)
             }
