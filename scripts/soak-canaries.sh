@@ -28,6 +28,8 @@ done
 [ ${#names[@]} -gt 0 ] || for p in scripts/canaries/*.patch; do names+=("$(basename "$p" .patch)"); done
 out=.run/canaries
 mkdir -p "$out"
+# The debug build unless told otherwise: each canary rebuilds what its patch touches.
+export CHRONIR_BUILD_CONFIG=${CHRONIR_BUILD_CONFIG:-debug}
 applied=""
 restore() { if [ -n "$applied" ]; then git apply -R "scripts/canaries/$applied.patch" && applied=""; fi; }
 trap restore EXIT
