@@ -27,16 +27,22 @@ struct RelayRewindTests {
         }
     }
 
+    /// A relay and writer on a migrated outbox, with events 1…10 written and sent.
+    static func relaySent10(_ db: Database) async throws -> (Recorded, OutboxRelay, OutboxWriter) {
+        _ = try await Migrator(database: db).migrate([OutboxSchema.migration])
+        let sink = Recorded()
+        let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding())
+        let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay)
+        try await db.transaction { c in try await writer.append(RelayBodyCacheTests.envelopes(1...10), on: c) }
+        while try await relay.relayBatch() > 0 {}
+        return (sink, relay, writer)
+    }
+
     @Test("the head goes back from 10 to 4 and the producer goes on: the new events numbered 5…7 are sent, and the heartbeat announces the table's head")
     func rewindUnderRunningRelay() async throws {
         let url = try await TestDatabase.create("relayrewind")
         try await withDatabase(url: url, schema: "producer") { db in
-            _ = try await Migrator(database: db).migrate([OutboxSchema.migration])
-            let sink = Recorded()
-            let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding())
-            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay)
-            try await db.transaction { c in try await writer.append(RelayBodyCacheTests.envelopes(1...10), on: c) }
-            while try await relay.relayBatch() > 0 {}
+            let (sink, relay, writer) = try await Self.relaySent10(db)
             try await relay.heartbeat()
             #expect(sink.heads.withLock { $0.last } == 10)
             // The standby had events 1…4 only.
@@ -60,12 +66,7 @@ struct RelayRewindTests {
     func rewindHiddenByABurst() async throws {
         let url = try await TestDatabase.create("relayrewindburst")
         try await withDatabase(url: url, schema: "producer") { db in
-            _ = try await Migrator(database: db).migrate([OutboxSchema.migration])
-            let sink = Recorded()
-            let relay = OutboxRelay(database: db, stream: "peer", sink: sink, telemetry: .discarding())
-            let writer = OutboxWriter(stream: "peer", source: "peer/1", telemetry: .discarding(), database: db, relay: relay)
-            try await db.transaction { c in try await writer.append(RelayBodyCacheTests.envelopes(1...10), on: c) }
-            while try await relay.relayBatch() > 0 {}
+            let (sink, relay, writer) = try await Self.relaySent10(db)
             try await db.query("DELETE FROM outbox WHERE seq > 4")
             try await db.query("UPDATE outbox_streams SET last_seq = 4 WHERE stream = 'peer'")
             try await db.transaction { c in try await writer.append(RelayBodyCacheTests.envelopes(101...107), on: c) }
