@@ -47,11 +47,17 @@ done
 case "$seed" in ''|*[!0-9]*) echo "--seed is a number" >&2; exit 64 ;; esac
 out=.run/soak
 rm -rf "$out" && mkdir -p "$out"
+# Where the run's time goes (printed at the end, and in $out/timeline.txt): each phase's end, in
+# seconds after the start.
+soak_t0=$(date +%s)
+phase() { echo "$1 $(( $(date +%s) - soak_t0 ))" >> "$out/timeline.txt"; }
 export CHRONIR_BUILD_CONFIG=${CHRONIR_BUILD_CONFIG:-release} CHRONIR_REPLICAS=$replicas CHRONIR_RUN_OUTLIVE=1
 export CHRONIR_TRACE_DIR="" CHRONIR_TRACE_SAMPLE=0 CHRONIR_LOG_LEVEL=${CHRONIR_LOG_LEVEL:-notice}
 export CHRONIR_ALARM_CREATIONS_PER_MINUTE=${CHRONIR_ALARM_CREATIONS_PER_MINUTE:-100000}
 export CHRONIR_SIGNUPS_PER_ADDRESS_PER_HOUR=10000000 CHRONIR_CONNECTIONS_PER_ADDRESS=0 CHRONIR_LIVE_STREAMS_PER_ACCOUNT=1000000
 export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$PWD/.run/keys}
+# The set-up's 200 sign-ups at the Swift tests' hash cost: the soak judges fires, not hashing.
+export CHRONIR_SCRYPT_LOG_N=${CHRONIR_SCRYPT_LOG_N:-10}
 # A PostgreSQL of its own, empty at every start: the database checks read everything in it.
 export CHRONIR_PG_PORT=${CHRONIR_PG_PORT:-55434} CHRONIR_PG_DIR=${CHRONIR_PG_DIR:-.run/soak-pg}
 pg_port=$CHRONIR_PG_PORT
@@ -117,6 +123,7 @@ until grep -q "API ready" "$out/suite.log"; do
     kill -0 $suite 2>/dev/null || { tail -50 "$out/suite.log" >&2; cannot_start "soak: the suite did not start"; }
     sleep 1
 done
+phase "suite-ready"
 bin=${CHRONIR_BIN_DIR:-$(swift build -c "$CHRONIR_BUILD_CONFIG" --show-bin-path)}
 alarms=$((minutes * 60))
 "$bin/chronirctl" load --url "$urls" --users "$users" --alarms "$alarms" --window "$minutes" --seed "$seed" --check \
@@ -131,6 +138,7 @@ until grep -q "due from" "$out/progress.log" 2>/dev/null; do
     sleep 1
 done
 start=$(date -d "$(grep -o 'due from [^ ]*' "$out/progress.log" | head -1 | cut -d' ' -f3)" +%s)
+phase "load-set-up"
 
 psql=$(ls /usr/lib/postgresql/*/bin/psql 2>/dev/null | sort -V | tail -1)
 db="postgres://postgres@127.0.0.1:$pg_port/chronir"
@@ -298,6 +306,7 @@ for pid in ${episode_pids[@]+"${episode_pids[@]}"}; do wait "$pid" || true; done
 log "faults done: $n episodes"
 load_status=0
 wait $load || load_status=$?
+phase "load-done"
 kill $sampler 2>/dev/null || true
 # 3: the load's set-up failed (after its window was announced): nothing was judged.
 [ "$load_status" != 3 ] || cannot_start "soak: the load's set-up failed ($(grep -h 'could not start' "$out/progress.log" | tail -1))"
@@ -336,7 +345,9 @@ for s in "${consumers[@]}"; do
 done
 printf '%s\n' ${db_problems[@]+"${db_problems[@]}"} > "$out/db-problems.txt"
 
+phase "database-checked"
 cat "$out/report.txt" >&2
+echo "soak: timeline (seconds after the start): $(awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }' "$out/timeline.txt"); first due instant at $(( start - soak_t0 ))" >&2
 rc=0
 python3 scripts/soak_verdict.py "$out" "$load_status" "$late_bound" || rc=$?
 [ $rc -eq 0 ] || echo "soak: a check failed; replay with: $replay" >&2

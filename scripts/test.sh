@@ -16,11 +16,17 @@ mkdir -p .run
 # The Python venvs wait on the network and the disk, not the CPU: made while the build runs.
 ( scripts/test-venv.sh >/dev/null && scripts/check-k8s.sh --prepare ) >.run/test-venvs.log 2>&1 &
 venvs=$!
+# The browser tests' venv too (a failure here is not one: browser-test.sh makes it again).
+browser_venv=""
+if [ $# -eq 0 ]; then
+    scripts/browser-test.sh --prepare >.run/browser-venv.log 2>&1 &
+    browser_venv=$!
+fi
 # Core (the pure modules) first: it builds in its own package in seconds, so a compile error
 # there ends the run early; then the root package, a compile error ending the run before any
 # check. The venvs are made meanwhile.
 if ! swift build --package-path Core --build-tests || ! swift build --build-tests; then
-    wait "$venvs" || true
+    wait "$venvs" ${browser_venv:+"$browser_venv"} || true
     exit 1
 fi
 took "build (Core, then the root package)"
@@ -70,5 +76,7 @@ took "Swift tests"
 [ "$rc" = 0 ] || exit "$rc"
 # The web client and the operations page in headless Chromium.
 scripts/pg.sh stop "$dir"; rm -rf "$dir"; trap - EXIT
-scripts/browser-test.sh
+[ -z "$browser_venv" ] || wait "$browser_venv" || echo "make test: the browser venv was not made in the background (.run/browser-venv.log); browser-test.sh makes it" >&2
+# The binaries just built: run.sh starts them without asking SwiftPM again.
+CHRONIR_BIN_DIR=$(swift build --show-bin-path) scripts/browser-test.sh
 took "browser tests"

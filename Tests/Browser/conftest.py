@@ -86,3 +86,28 @@ def identity():
     providers = FakeIdentityProviders(int(os.environ.get("CHRONIR_FAKE_IDP_PORT", "18291"))).start()
     yield providers
     providers.stop()
+
+
+# Two groups of tests, one per browser when scripts/browser-test.sh runs them side by side
+# (pytest-xdist, --dist loadgroup): the two tests that wait for a whole minute go to different
+# groups, each first in its own, so they wait for the same minute instead of one after the other;
+# the rest alternate in the file's order. One process (no xdist) runs the same order: the two
+# minute waits first, then the rest.
+MINUTE_WAITS = ("test_firing_screen_at_the_instant_slide_to_complete_history",
+                "test_a_free_snooze_shows_snoozed_until_and_the_tier_limits")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "xdist_group(name): the browser that runs this test (pytest-xdist)")
+
+
+def pytest_collection_modifyitems(config, items):
+    first = {name: i for i, name in enumerate(MINUTE_WAITS)}
+    items.sort(key=lambda item: (item.name not in first, first.get(item.name, 0)))
+    rest = 0
+    for item in items:
+        if item.name in first:
+            group = first[item.name]
+        else:
+            group, rest = rest % 2, rest + 1
+        item.add_marker(pytest.mark.xdist_group(f"browser-{group}"))
