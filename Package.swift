@@ -13,7 +13,7 @@ let swiftSettings: [SwiftSetting] = [
 let suiteTestDependencies: [Target.Dependency] = [
     "Support", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), "AccountsService", "GatewayService",
     core("AlarmsCore"), core("NotificationsCore"), core("AccountsCore"), core("BillingCore"), core("InvitationsCore"),
-    "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", core("Schedules"), "ZMQ",
+    core("SchedulerCore"), "AlarmsService", "SchedulerService", "LoadFixtures", "NotificationsService", "InvitationsService", "BillingService", core("Schedules"), "ZMQ",
     .product(name: "AsyncHTTPClient", package: "async-http-client"),
     .product(name: "Hummingbird", package: "hummingbird"),
     .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -225,7 +225,7 @@ let package = Package(
         .target(
             name: "SchedulerService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Outbox", "Persistence", "Messaging", core("Schedules"), core("TimingWheel"),
+                "ServiceKit", core("Contracts"), core("SchedulerCore"), "Outbox", "Persistence", "Messaging", core("Schedules"), core("TimingWheel"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Services/Scheduler/Sources",
@@ -235,7 +235,7 @@ let package = Package(
         .target(
             name: "LoadFixtures",
             dependencies: [
-                "SchedulerService", "Persistence",
+                "SchedulerService", core("SchedulerCore"), "Persistence",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Services/Scheduler/LoadFixtures",
@@ -367,7 +367,7 @@ let package = Package(
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "Support", "SuiteSupport", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), core("Schedules"), "SchedulerService", "LoadFixtures", "scheduler",
+                "Support", "SuiteSupport", "ServiceKit", "Messaging", "Persistence", "Outbox", core("Contracts"), core("Schedules"), "SchedulerService", core("SchedulerCore"), "LoadFixtures", "scheduler",
                 "BillingService",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

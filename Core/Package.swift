@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "AccountsCore", targets: ["AccountsCore"]),
         .library(name: "BillingCore", targets: ["BillingCore"]),
         .library(name: "InvitationsCore", targets: ["InvitationsCore"]),
+        .library(name: "SchedulerCore", targets: ["SchedulerCore"]),
     ],
     dependencies: [
         // The same version the root package pins (docs/architecture.md: every dependency pinned).
@@ -54,6 +55,9 @@ let package = Package(
         // The invitation lifecycle: who may see and answer an invitation, from which state, and
         // what each answer writes; the create request's checks (the address rule is sign-up's).
         .target(name: "InvitationsCore", dependencies: ["Contracts", "Wire", "AccountsCore"], swiftSettings: swiftSettings),
+        // The scheduler's decisions: timer kinds, which timers an occurrence needs, leads, overdue,
+        // the grace window and what a fired timer announces; partitions; the words of warnings.
+        .target(name: "SchedulerCore", swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CoreTesting"], swiftSettings: swiftSettings),
@@ -62,6 +66,7 @@ let package = Package(
         .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
     ]
 )

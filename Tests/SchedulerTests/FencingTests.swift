@@ -4,6 +4,7 @@ import Messaging
 import Outbox
 import Persistence
 import PostgresNIO
+import SchedulerCore
 import ServiceKit
 import Support
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import SchedulerService
 import Persistence
 import PostgresNIO
+import SchedulerCore
 
 /// Bulk fixtures for load runs (`chronirctl scheduler burst` / `steady`) and tests: alarms and
 /// their fire timers written straight into the scheduler schema, as the alarms events would

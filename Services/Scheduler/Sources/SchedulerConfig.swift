@@ -1,5 +1,6 @@
 import Foundation
 import Outbox
+import SchedulerCore
 import ServiceKit
 
 /// The scheduler's settings: every `CHRONIR_*` variable it reads beyond the ones every service
@@ -84,27 +85,14 @@ public struct SchedulerConfig: ServiceConfig {
 }
 
 extension SchedulerConfig {
-    /// How early a timer of `kind` fires: missed checks fire at their instant (they look at
-    /// what happened by then); everything that rings is announced `lead` ahead.
-    func lead(ofKind kind: String) -> Int64 { kind == "missed" ? 0 : lead.milliseconds }
+    /// How early a timer of `kind` fires (``FireRules/lead(of:lead:)``): missed checks at their
+    /// instant, everything that rings `lead` ahead.
+    func lead(of kind: TimerKind) -> Int64 { FireRules.lead(of: kind, lead: lead.milliseconds) }
 }
 
 extension Duration {
     var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
-}
-
-/// Stable partitioning of alarm ids (FNV-1a 64): the same id lands in the same partition in
-/// every process and release.
-public enum Partitioning {
-    public static func partition(of alarmId: String, partitions: Int) -> Int {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in alarmId.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return Int(hash % UInt64(partitions))
-    }
 }
 
 /// Wall-clock milliseconds since the epoch.

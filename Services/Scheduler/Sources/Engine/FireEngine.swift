@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import SchedulerCore
 import Logging
 import Messaging
 import Persistence
@@ -177,7 +178,7 @@ final class FireEngine: Service, Sendable {
     private func schedule(_ timers: [TimerStore.Pending]) {
         guard !timers.isEmpty else { return }
         wheel.withLock { w in
-            for t in timers { w.schedule(key: WheelKey(id: t.id, partition: t.partition).raw, at: t.due - config.lead(ofKind: t.kind)) }
+            for t in timers { w.schedule(key: WheelKey(id: t.id, partition: t.partition).raw, at: FireRules.fireAt(due: t.due, kind: t.kind, lead: config.lead.milliseconds)) }
         }
         due.signal()
     }
@@ -220,14 +221,15 @@ final class FireEngine: Service, Sendable {
         guard !parts.isEmpty else { return }
         do {
             // Overdue means past the instant it should have fired at: its due instant less its lead.
-            let cutoff = clock.now() - config.sweepLag.milliseconds
-            let until = Date(timeIntervalSince1970: Double(cutoff + config.lead.milliseconds) / 1000)
+            let now = clock.now()
+            let (lead, lag) = (config.lead.milliseconds, config.sweepLag.milliseconds)
+            let until = Date(timeIntervalSince1970: Double(now - lag + lead) / 1000)
             let overdue = try await withDeadline(config.leaseDuration) { [store] in try await store.timers(partitions: parts, from: nil, until: until) }
-                .filter { $0.due - config.lead(ofKind: $0.kind) < cutoff }
+                .filter { FireRules.isOverdue(due: $0.due, kind: $0.kind, now: now, lead: lead, sweepLag: lag) }
             guard !overdue.isEmpty else { return }
             telemetry.logger.info("sweeping overdue timers", metadata: ["timers": "\(overdue.count)"])
-            let graceStart = clock.now() - config.grace.milliseconds
-            let tooOld = Set(overdue.filter { $0.due < graceStart && $0.kind != "missed" }.map(\.id))
+            let (later, grace) = (clock.now(), config.grace.milliseconds)
+            let tooOld = Set(overdue.filter { FireRules.isPastGrace(due: $0.due, kind: $0.kind, now: later, grace: grace) }.map(\.id))
             await fire(overdue.map { WheelKey(id: $0.id, partition: $0.partition) }, missed: tooOld)
         } catch {
             telemetry.logger.warning("sweeping overdue timers failed", metadata: ["error": "\(String(reflecting: error))"])
@@ -257,8 +259,8 @@ final class FireEngine: Service, Sendable {
             telemetry.logger.warning("taking over partitions failed; retrying", metadata: ["partitions": "\(still.count)", "error": "\(String(reflecting: error))"])
             return
         }
-        let graceStart = now - config.grace.milliseconds
-        let tooOld = timers.filter { $0.due < graceStart && $0.kind != "missed" }
+        let grace = config.grace.milliseconds
+        let tooOld = timers.filter { FireRules.isPastGrace(due: $0.due, kind: $0.kind, now: now, grace: grace) }
         let overdue = timers.filter { $0.due <= now }.count
         telemetry.logger.info("took over partitions", metadata: ["partitions": "\(taken.count)", "timers": "\(timers.count)",
                                                                "overdue": "\(overdue)", "pastGrace": "\(tooOld.count)"])

@@ -3,6 +3,7 @@ import Foundation
 import Messaging
 import Outbox
 import PostgresNIO
+import SchedulerCore
 import Tracing
 
 extension TimerStore {
@@ -55,7 +56,7 @@ extension TimerStore {
                 let r = row.makeRandomAccess()
                 due.append(Row(
                     id: try r[0].decode(Int64.self), partition: Int(try r[1].decode(Int32.self)), alarmId: try r[2].decode(String.self),
-                    kind: try r[3].decode(String.self), occurrence: try r[4].decode(Date.self), due: try r[5].decode(Date.self),
+                    kind: TimerKind(try r[3].decode(String.self)), occurrence: try r[4].decode(Date.self), due: try r[5].decode(Date.self),
                     offset: Int(try r[6].decode(Int32.self)), snoozes: Int(try r[7].decode(Int32.self)), title: try r[8].decode(String.self),
                     owner: try r[9].decode(String.self), members: try r[10].decode([String].self), alert: try r[11].decode([String].self),
                     group: try r[12].decode(String?.self), assignee: try r[13].decode(String?.self), timezone: try r[14].decode(String.self),
@@ -69,7 +70,7 @@ extension TimerStore {
                 INSERT INTO fires (alarm_id, kind, occurrence_at, offset_minutes, snooze_count, due_at, fired_at, partition, epoch, instance,
                                    outcome, event_id)
                 SELECT a, k, o, off, sn, d, \(now), p, ep, \(instance), oc, ev
-                FROM unnest(\(due.map(\.alarmId))::text[], \(due.map(\.kind))::text[], \(due.map(\.occurrence))::timestamptz[],
+                FROM unnest(\(due.map(\.alarmId))::text[], \(due.map(\.kind.rawValue))::text[], \(due.map(\.occurrence))::timestamptz[],
                             \(due.map { Int32($0.offset) })::int[], \(due.map { Int32($0.snoozes) })::int[], \(due.map(\.due))::timestamptz[],
                             \(due.map { Int32($0.partition) })::int[], \(due.map { owned[$0.partition] ?? 0 })::bigint[],
                             \(due.map { missed.contains($0.id) ? "missed" : "fired" })::text[], \(eventIDs)::text[])
@@ -85,13 +86,13 @@ extension TimerStore {
             var result = FireResult()
             result.fenced = valid.count < parts.count
             for (r, eventID) in zip(due, eventIDs) {
-                guard fresh.contains(Self.fireKey(r.alarmId, r.kind, r.occurrence, r.offset, r.snoozes)) else {
+                guard fresh.contains(Self.fireKey(r.alarmId, r.kind.rawValue, r.occurrence, r.offset, r.snoozes)) else {
                     result.skipped += 1
                     continue
                 }
                 if let e = try envelope(for: r, id: eventID, missed: missed.contains(r.id), now: now) { envelopes.append(e) }
                 if !missed.contains(r.id) {
-                    result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()) - config.lead(ofKind: r.kind), r.kind))
+                    result.fired.append((Int64((r.due.timeIntervalSince1970 * 1000).rounded()) - config.lead(of: r.kind), r.kind.rawValue))
                 }
             }
             result.skipped += ids.count - due.count
@@ -108,7 +109,7 @@ extension TimerStore {
         var id: Int64
         var partition: Int
         var alarmId: String
-        var kind: String
+        var kind: TimerKind
         var occurrence: Date
         var due: Date
         var offset: Int
@@ -128,7 +129,8 @@ extension TimerStore {
         "\(a)|\(k)|\(Int64((o.timeIntervalSince1970 * 1000).rounded()))|\(off)|\(sn)"
     }
 
-    /// The event announcing a fire (nil for a warning or re-fire that went stale), in a new
+    /// The event announcing a fire (nil for a warning or re-fire that went stale, and for a kind
+    /// this release does not know: recorded, logged, not announced), in a new
     /// trace (`scheduler <kind>`) linked to the trace of the change that scheduled it.
     private func envelope(for r: Row, id: String, missed: Bool, now: Date) throws -> Envelope? {
         let span = outbox.telemetry.startLinkedSpan("scheduler \(r.kind)", linkedTo: r.traceparent, kind: .producer)
@@ -142,43 +144,26 @@ extension TimerStore {
     }
 
     private func eventEnvelope(for r: Row, id: String, missed: Bool, now: Date) throws -> Envelope? {
-        switch (r.kind, missed) {
-        case ("fire", true), ("missed", _):
+        switch FireOutcome.of(kind: r.kind, pastGrace: missed) {
+        case .missed:
             return try outbox.envelope(SchedulerEvents.occurrenceMissed, SchedulerEvents.OccurrenceMissed(
                 alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, members: r.members, detectedAt: now), actor: nil, id: id)
-        case ("fire", false), ("snooze", false):
+        case .fired:
             return try outbox.envelope(SchedulerEvents.alarmFired, SchedulerEvents.AlarmFired(
                 alarmId: r.alarmId, title: r.title, ownerId: r.owner, occurrenceAt: r.occurrence, dueAt: r.due, firedAt: now,
                 members: r.members, alertMembers: r.alert, groupId: r.group, assignedTo: r.assignee, snoozeCount: r.snoozes), actor: nil, id: id)
-        case ("pre", false):
+        case .preAlarm:
             return try outbox.envelope(SchedulerEvents.preAlarmDue, SchedulerEvents.PreAlarmDue(
                 alarmId: r.alarmId, title: r.title, occurrenceAt: r.occurrence, offsetMinutes: r.offset,
                 text: PreAlarmText.text(title: r.title, offsetMinutes: r.offset, occurrence: r.occurrence, timezone: r.timezone),
                 members: r.members, dueAt: r.due, firedAt: now), actor: nil, id: id)
-        default:
+        case .silent:
             return nil  // a warning or re-fire past the grace window: recorded, not announced
-        }
-    }
-}
-
-/// The words of pre-alarm warnings (US-2.1): "Tomorrow: Pay rent at 9:00 AM", "In 3 days: Pay rent".
-enum PreAlarmText {
-    static func text(title: String, offsetMinutes: Int, occurrence: Date, timezone: String) -> String {
-        switch offsetMinutes {
-        case 1440:
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: timezone) ?? TimeZone(identifier: "UTC")!
-            formatter.dateFormat = "h:mm a"
-            return "Tomorrow: \(title) at \(formatter.string(from: occurrence))"
-        case let m where m % 1440 == 0:
-            return "In \(m / 1440) days: \(title)"
-        case 60:
-            return "In 1 hour: \(title)"
-        case let m where m % 60 == 0:
-            return "In \(m / 60) hours: \(title)"
-        default:
-            return "In \(offsetMinutes) minutes: \(title)"
+        case .unknownKind(let kind):
+            // Written by a newer release: recorded (it will not fire again), announced by nobody.
+            logger.warning("a timer of a kind this release does not know fired: recorded, not announced",
+                           metadata: ["kind": "\(kind)", "alarm": "\(r.alarmId)", "due": "\(ISOTime.format(r.due))"])
+            return nil
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Messaging
 import Outbox
 import PostgresNIO
+import SchedulerCore
 
 extension TimerStore {
     /// One alarm event of a run, in stream order.
@@ -261,8 +262,8 @@ private struct PlannedTimers {
     var partitions: [Int32] = [], alarmIds: [String] = [], kinds: [String] = [], occurrences: [Date] = [], dues: [Date] = []
     var offsets: [Int32] = []
 
-    mutating func append(partition: Int32, alarmId: String, occurrence: Date, timer t: (kind: String, due: Date, offset: Int32)) {
-        partitions.append(partition); alarmIds.append(alarmId); kinds.append(t.kind); occurrences.append(occurrence)
-        dues.append(t.due); offsets.append(t.offset)
+    mutating func append(partition: Int32, alarmId: String, occurrence: Date, timer t: PlannedTimer) {
+        partitions.append(partition); alarmIds.append(alarmId); kinds.append(t.kind.rawValue); occurrences.append(occurrence)
+        dues.append(t.due); offsets.append(t.offsetMinutes)
     }
 }

@@ -5,6 +5,7 @@ import Messaging
 import Outbox
 import Persistence
 import PostgresNIO
+import SchedulerCore
 import Schedules
 
 /// SQL of the scheduler schema: the alarms read model, the timers table and the fire log.
@@ -24,21 +25,15 @@ struct TimerStore: Sendable {
         try await apply(run: [.state(s, traceparent: traceparent)], on: c)
     }
 
-    /// The timers of a pending occurrence: the fire, the missed check one window later, and
-    /// each warning still ahead of `now`.
+    /// The timers of a pending occurrence (``TimerPlan/timers(occurrence:offsets:missedWindow:now:)``).
     /// `windowMinutes`: the alarm's group's pending window (nil: `CHRONIR_MISSED_WINDOW`).
-    func plannedTimers(occurrence: Date, offsets: [Int32], windowMinutes: Int? = nil, now: Date) -> [(kind: String, due: Date, offset: Int32)] {
-        var out: [(kind: String, due: Date, offset: Int32)] = [("fire", occurrence, 0),
-                                                              ("missed", occurrence.addingTimeInterval(missedWindow(windowMinutes)), 0)]
-        for o in offsets where occurrence.addingTimeInterval(-Double(o) * 60) > now {
-            out.append(("pre", occurrence.addingTimeInterval(-Double(o) * 60), o))
-        }
-        return out
+    func plannedTimers(occurrence: Date, offsets: [Int32], windowMinutes: Int? = nil, now: Date) -> [PlannedTimer] {
+        TimerPlan.timers(occurrence: occurrence, offsets: offsets, missedWindow: missedWindow(windowMinutes), now: now)
     }
 
     /// Seconds from a fire until the occurrence is missed: the group's window, else the service's.
     func missedWindow(_ minutes: Int?) -> TimeInterval {
-        minutes.map { TimeInterval($0) * 60 } ?? config.missedWindow.seconds
+        TimerPlan.missedWindow(groupMinutes: minutes, service: config.missedWindow.seconds)
     }
 
     /// A snooze: a re-fire at `refireAt`, and the missed check moves past it.
@@ -47,11 +42,14 @@ struct TimerStore: Sendable {
         try await c.query("""
             DELETE FROM timers WHERE alarm_id = \(e.alarm.id) AND occurrence_at = \(e.occurrenceAt) AND kind IN ('missed', 'snooze')
             """, logger: logger)
-        let missedAt = e.refireAt.addingTimeInterval(missedWindow(e.alarm.missedWindowMinutes))
+        let planned = TimerPlan.snoozed(refireAt: e.refireAt, missedWindow: missedWindow(e.alarm.missedWindowMinutes))
+        // The re-fire carries the snooze's count (a fire per snooze); the missed check none.
+        let counts = planned.map { $0.kind == .snooze ? Int32(e.snoozeCount) : 0 }
         try await c.query("""
             INSERT INTO timers (partition, alarm_id, kind, occurrence_at, due_at, offset_minutes, snooze_count)
-            VALUES (\(partition), \(e.alarm.id), 'snooze', \(e.occurrenceAt), \(e.refireAt), 0, \(Int32(e.snoozeCount))),
-                   (\(partition), \(e.alarm.id), 'missed', \(e.occurrenceAt), \(missedAt), 0, 0)
+            SELECT \(partition), \(e.alarm.id), k, \(e.occurrenceAt), d, o, n
+            FROM unnest(\(planned.map(\.kind.rawValue))::text[], \(planned.map(\.due))::timestamptz[],
+                        \(planned.map(\.offsetMinutes))::int[], \(counts)::int[]) AS x(k, d, o, n)
             ON CONFLICT DO NOTHING
             """, logger: logger)
     }
@@ -61,7 +59,7 @@ struct TimerStore: Sendable {
     struct Pending: Sendable {
         var id: Int64
         var partition: Int
-        var kind: String
+        var kind: TimerKind
         var due: Int64
     }
 
@@ -69,7 +67,7 @@ struct TimerStore: Sendable {
         var out: [Pending] = []
         for try await row in rows {
             let (id, p, kind, due) = try row.decode((Int64, Int32, String, Date).self)
-            out.append(Pending(id: id, partition: Int(p), kind: kind, due: Int64((due.timeIntervalSince1970 * 1000).rounded())))
+            out.append(Pending(id: id, partition: Int(p), kind: TimerKind(kind), due: Int64((due.timeIntervalSince1970 * 1000).rounded())))
         }
         return out
     }
@@ -93,7 +91,7 @@ struct TimerStore: Sendable {
             """) {
             let (id, p, kind, at, near) = try row.decode((Int64, Int32, String, Date, Bool).self)
             last = id
-            if near { due.append(Pending(id: id, partition: Int(p), kind: kind, due: Int64((at.timeIntervalSince1970 * 1000).rounded()))) }
+            if near { due.append(Pending(id: id, partition: Int(p), kind: TimerKind(kind), due: Int64((at.timeIntervalSince1970 * 1000).rounded()))) }
         }
         return (due, last)
     }
