@@ -64,7 +64,7 @@ struct FireRulesTests {
     @Test("a kind read from the database keeps its word, known or not")
     func kinds() {
         #expect(TimerKind(rawValue: "fire") == .fire)
-        #expect(TimerKind.known.allSatisfy(\.isKnown))
+        #expect(TimerKind.known.allSatisfy { $0.isKnown })
         #expect(!TimerKind("Fire").isKnown)
         #expect(TimerKind("alarm.v9").rawValue == "alarm.v9")
     }
