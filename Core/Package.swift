@@ -50,7 +50,8 @@ let package = Package(
         .target(name: "AlarmsCore", dependencies: ["Contracts", "Schedules", "Wire"], swiftSettings: swiftSettings),
         // The accounts service's input rules (its key sealing, which needs Crypto, stays in the service for now).
         .target(name: "AccountsCore", dependencies: ["Contracts", "Wire"], swiftSettings: swiftSettings),
-        // The billing service's catalogue: products, tiers and what each tier may do.
+        // The billing service's catalogue (products, tiers and what each tier may do) and its
+        // subscription state machine and entitlement (`SubscriptionRules`).
         .target(name: "BillingCore", dependencies: ["Contracts"], swiftSettings: swiftSettings),
         // The invitation lifecycle: who may see and answer an invitation, from which state, and
         // what each answer writes; the create request's checks (the address rule is sign-up's).
@@ -66,6 +67,7 @@ let package = Package(
         .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
     ]

@@ -47,11 +47,11 @@ public struct TierFeatures: Codable, Sendable, Equatable {
 public struct Subscription: Codable, Sendable, Equatable {
     public var id: String
     public var uid: String
-    public var platform: String
+    public var platform: StorePlatform
     public var productId: String
     public var tier: Tier
-    /// `active`, `grace`, `billing_retry`, `expired`, `revoked`.
-    public var state: String
+    /// `active`, `grace`, `billing_retry`, `expired`, `revoked` (``SubscriptionState``).
+    public var state: SubscriptionState
     public var originalTransactionId: String
     public var startDate: Date?
     public var expiryDate: Date?
@@ -60,7 +60,7 @@ public struct Subscription: Codable, Sendable, Equatable {
     public var cancelledAt: Date?
     public var updatedAt: Date
 
-    public init(id: String, uid: String, platform: String, productId: String, tier: Tier, state: String, originalTransactionId: String,
+    public init(id: String, uid: String, platform: StorePlatform, productId: String, tier: Tier, state: SubscriptionState, originalTransactionId: String,
                 startDate: Date?, expiryDate: Date?, gracePeriodExpiresAt: Date?, autoRenewing: Bool, cancelledAt: Date?, updatedAt: Date) {
         self.id = id
         self.uid = uid

@@ -23,7 +23,7 @@ struct BillingHandlers: Sendable {
         router.on(BillingMethods.Entitlements.self) { _, ctx in
             let user = try ctx.requireActor()
             return try await database.transaction { c in
-                SubscriptionStore.entitlement(try await store.subscriptions(of: user, on: c), now: Date())
+                SubscriptionRules.entitlement(try await store.subscriptions(of: user, on: c), now: Date())
             }
         }
         router.on(BillingMethods.Apple.self) { req, ctx in try await appleTransaction(req.signedTransaction, user: try ctx.requireActor(), reason: "purchase") }
@@ -61,18 +61,10 @@ struct BillingHandlers: Sendable {
 
     // MARK: App Store
 
-    func appleUpdate(_ t: AppleVerifier.Transaction, user: String, state: String? = nil, graceExpires: Date? = nil,
+    func appleUpdate(_ t: AppleVerifier.Transaction, user: String, state: SubscriptionState? = nil, graceExpires: Date? = nil,
                      autoRenewing: Bool = true, cancelledAt: Date? = nil, eventAt: Date) throws -> SubscriptionStore.Update {
-        let now = Date()
-        let derived: String
-        if t.revocationDate != nil {
-            derived = "revoked"
-        } else if let e = t.expiresDate?.msDate, e > now {
-            derived = "active"
-        } else {
-            derived = "expired"
-        }
-        return .init(id: "apple:\(t.originalTransactionId)", userId: user, platform: "ios", productId: t.productId, tier: try tier(t.productId),
+        let derived = SubscriptionRules.appleState(revoked: t.revocationDate != nil, expires: t.expiresDate?.msDate, now: Date())
+        return .init(id: "apple:\(t.originalTransactionId)", userId: user, platform: .ios, productId: t.productId, tier: try tier(t.productId),
                      state: state ?? derived, originalTransactionId: t.originalTransactionId, start: t.originalPurchaseDate?.msDate ?? t.purchaseDate?.msDate,
                      expiry: t.expiresDate?.msDate, graceExpires: graceExpires, autoRenewing: autoRenewing, cancelledAt: cancelledAt, eventAt: eventAt)
     }
@@ -111,32 +103,14 @@ struct BillingHandlers: Sendable {
                 return "unknown-subscription"
             }
             let eventAt = n.signedDate.msDate
-            var state: String? = nil
-            var grace: Date? = existing?.0.gracePeriodExpiresAt
-            var autoRenewing = renewal?.autoRenewStatus.map { $0 == 1 } ?? existing?.0.autoRenewing ?? true
-            var cancelled = existing?.0.cancelledAt
-            switch n.notificationType {
-            case "SUBSCRIBED", "DID_RENEW", "OFFER_REDEEMED", "DID_CHANGE_RENEWAL_PREF":
-                state = nil; grace = nil
-            case "DID_FAIL_TO_RENEW":
-                if n.subtype == "GRACE_PERIOD" {
-                    state = "grace"
-                    grace = renewal?.gracePeriodExpiresDate?.msDate ?? t.expiresDate.map { $0.msDate.addingTimeInterval(appleGrace) }
-                } else {
-                    state = "billing_retry"
-                }
-            case "GRACE_PERIOD_EXPIRED", "EXPIRED":
-                state = "expired"
-            case "REFUND", "REVOKE":
-                state = "revoked"
-            case "DID_CHANGE_RENEWAL_STATUS":
-                state = existing?.0.state
-                if n.subtype == "AUTO_RENEW_DISABLED" { autoRenewing = false; cancelled = eventAt }
-                if n.subtype == "AUTO_RENEW_ENABLED" { autoRenewing = true; cancelled = nil }
-            default:
-                state = existing?.0.state
-            }
-            let u = try appleUpdate(t, user: user, state: state, graceExpires: grace, autoRenewing: autoRenewing, cancelledAt: cancelled, eventAt: eventAt)
+            let held = existing.map { SubscriptionRules.AppleHeld(state: $0.0.state, gracePeriodExpiresAt: $0.0.gracePeriodExpiresAt,
+                                                                  autoRenewing: $0.0.autoRenewing, cancelledAt: $0.0.cancelledAt) }
+            let change = SubscriptionRules.appleNotification(
+                type: n.notificationType, subtype: n.subtype, held: held, renewalAutoRenews: renewal?.autoRenewStatus.map { $0 == 1 },
+                renewalGraceEnds: renewal?.gracePeriodExpiresDate?.msDate, transactionExpires: t.expiresDate?.msDate, appleGrace: appleGrace,
+                at: eventAt)
+            let u = try appleUpdate(t, user: user, state: change.state, graceExpires: change.gracePeriodExpiresAt,
+                                    autoRenewing: change.autoRenewing, cancelledAt: change.cancelledAt, eventAt: eventAt)
             let applied = try await store.apply(u, reason: Self.reason(n.notificationType), on: c)
             let result = applied ? "applied" : "stale"
             try await store.noteResult(n.notificationUUID, result, on: c)
@@ -183,20 +157,9 @@ struct BillingHandlers: Sendable {
     }
 
     func googleUpdate(_ p: PlayClient.Purchase, token: String, productId: String, user: String, eventAt: Date) throws -> SubscriptionStore.Update {
-        let now = Date()
-        var grace: Date? = nil
-        let state: String
-        switch p.state {
-        case "SUBSCRIPTION_STATE_ACTIVE": state = "active"
-        case "SUBSCRIPTION_STATE_IN_GRACE_PERIOD":
-            state = "grace"
-            grace = p.expiry ?? now.addingTimeInterval(googleGrace)
-        case "SUBSCRIPTION_STATE_CANCELED": state = (p.expiry ?? now) > now ? "active" : "expired"
-        case "SUBSCRIPTION_STATE_ON_HOLD", "SUBSCRIPTION_STATE_PENDING": state = "billing_retry"
-        default: state = "expired"
-        }
+        let (state, grace) = SubscriptionRules.googleState(p.state, expiry: p.expiry, now: Date(), googleGrace: googleGrace)
         let product = p.productId ?? productId
-        return .init(id: "google:\(token)", userId: user, platform: "android", productId: product, tier: try tier(product), state: state,
+        return .init(id: "google:\(token)", userId: user, platform: .android, productId: product, tier: try tier(product), state: state,
                      originalTransactionId: token, start: p.start, expiry: p.expiry, graceExpires: grace, autoRenewing: p.autoRenewing,
                      cancelledAt: p.cancelled ? eventAt : nil, eventAt: eventAt)
     }
@@ -247,7 +210,7 @@ struct BillingHandlers: Sendable {
                 return "unknown-subscription"
             }
             let u = try googleUpdate(p, token: token, productId: existing.0.productId, user: existing.0.uid, eventAt: eventAt)
-            let applied = try await store.apply(u, reason: u.state == "active" ? "renewal" : u.state, on: c)
+            let applied = try await store.apply(u, reason: u.state == .active ? "renewal" : u.state.rawValue, on: c)
             try await store.noteResult("google:\(id)", applied ? "applied" : "stale", on: c)
             return applied ? "applied" : "stale"
         }

@@ -1,3 +1,4 @@
+import BillingCore
 import Contracts
 import Foundation
 import Logging
@@ -17,10 +18,10 @@ struct SubscriptionStore: Sendable {
     struct Update: Sendable {
         var id: String
         var userId: String
-        var platform: String
+        var platform: StorePlatform
         var productId: String
         var tier: Tier
-        var state: String
+        var state: SubscriptionState
         var originalTransactionId: String
         var start: Date?
         var expiry: Date?
@@ -38,7 +39,8 @@ struct SubscriptionStore: Sendable {
     static func decode(_ rows: PostgresRowSequence) async throws -> [Subscription] {
         var out: [Subscription] = []
         for try await r in rows.decode((String, String, String, String, String, String, String, Date?, Date?, Date?, Bool, Date?, Date).self) {
-            out.append(Subscription(id: r.0, uid: r.1, platform: r.2, productId: r.3, tier: Tier(rawValue: r.4) ?? .free, state: r.5,
+            out.append(Subscription(id: r.0, uid: r.1, platform: StorePlatform(rawValue: r.2), productId: r.3, tier: Tier(rawValue: r.4) ?? .free,
+                                    state: SubscriptionState(rawValue: r.5),
                                     originalTransactionId: r.6, startDate: r.7, expiryDate: r.8, gracePeriodExpiresAt: r.9, autoRenewing: r.10,
                                     cancelledAt: r.11, updatedAt: r.12))
         }
@@ -61,7 +63,7 @@ struct SubscriptionStore: Sendable {
         try await c.query("""
             INSERT INTO subscriptions (id, user_id, platform, product_id, tier, state, original_transaction_id, start_date, expiry_date,
                 grace_expires_at, auto_renewing, cancelled_at, last_event_at, updated_at)
-            VALUES (\(u.id), \(u.userId), \(u.platform), \(u.productId), \(u.tier.rawValue), \(u.state), \(u.originalTransactionId), \(u.start),
+            VALUES (\(u.id), \(u.userId), \(u.platform.rawValue), \(u.productId), \(u.tier.rawValue), \(u.state.rawValue), \(u.originalTransactionId), \(u.start),
                 \(u.expiry), \(u.graceExpires), \(u.autoRenewing), \(u.cancelledAt), \(u.eventAt), now())
             ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, product_id = excluded.product_id, tier = excluded.tier,
                 state = excluded.state, start_date = coalesce(excluded.start_date, subscriptions.start_date), expiry_date = excluded.expiry_date,
@@ -73,24 +75,6 @@ struct SubscriptionStore: Sendable {
         return true
     }
 
-    /// The entitlement `subscriptions` give at `now`: the highest tier still active or in grace.
-    static func entitlement(_ subscriptions: [Subscription], now: Date) -> Entitlement {
-        var best: (tier: Tier, until: Date?, state: String)? = nil
-        for s in subscriptions {
-            let until: Date?
-            switch s.state {
-            case "active": until = s.expiryDate.flatMap { $0 > now ? $0 : nil }
-            case "grace": until = s.gracePeriodExpiresAt.flatMap { $0 > now ? $0 : nil }
-            default: until = nil
-            }
-            guard let until else { continue }
-            if best == nil || s.tier > best!.tier || (s.tier == best!.tier && until > (best!.until ?? .distantPast)) {
-                best = (s.tier, until, s.state)
-            }
-        }
-        return Entitlement(tier: best?.tier ?? .free, expiresAt: best?.until, state: best?.state ?? "none", subscriptions: subscriptions)
-    }
-
     func subscriptions(of user: String, on c: PostgresConnection) async throws -> [Subscription] {
         try await Self.decode(c.query("SELECT \(unescaped: Self.columns) FROM subscriptions WHERE user_id = \(user) ORDER BY id", logger: logger))
     }
@@ -98,7 +82,7 @@ struct SubscriptionStore: Sendable {
     /// Resolves the user's tier now and publishes it if it changed.
     @discardableResult
     func resolve(_ user: String, reason: String, now: Date = Date(), on c: PostgresConnection) async throws -> Entitlement {
-        let e = Self.entitlement(try await subscriptions(of: user, on: c), now: now)
+        let e = SubscriptionRules.entitlement(try await subscriptions(of: user, on: c), now: now)
         let rows = try await c.query("SELECT tier FROM entitlements WHERE user_id = \(user) FOR UPDATE", logger: logger)
         let previous = try await rows.first(String.self).flatMap(Tier.init(rawValue:)) ?? .free
         try await c.query("""

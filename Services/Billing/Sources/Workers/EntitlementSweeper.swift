@@ -1,3 +1,4 @@
+import BillingCore
 import Contracts
 import Foundation
 import Logging
@@ -18,11 +19,9 @@ struct EntitlementSweeper: Sendable {
             let due = try await store.dueForExpiry(now: now, on: c)
             var users = Set<String>()
             for s in due {
-                if s.state == "active", s.autoRenewing, let e = s.expiryDate {
-                    let grace = e.addingTimeInterval(s.platform == "ios" ? appleGrace : googleGrace)
-                    try await store.enterGrace(s.id, until: grace, on: c)
-                } else {
-                    try await store.expire(s.id, on: c)
+                switch SubscriptionRules.expiryStep(s, appleGrace: appleGrace, googleGrace: googleGrace) {
+                case .enterGrace(let until): try await store.enterGrace(s.id, until: until, on: c)
+                case .expire: try await store.expire(s.id, on: c)
                 }
                 users.insert(s.uid)
             }
