@@ -19,6 +19,10 @@ struct TypedSettingsTests {
             ("invitations", "CHRONIR_INVITATIONS_PER_HOUR", "0"),
             ("billing", "CHRONIR_APPLE_GRACE", "soon"),
             ("gateway", "CHRONIR_HTTP_PORT", "70000"),
+            // The shared replica settings (they became 1 without a word).
+            ("alarms", "CHRONIR_REPLICAS", "two"),
+            ("scheduler", "CHRONIR_REPLICA", "0"),
+            ("notifications", "CHRONIR_NOTIFICATIONS_REPLICAS", "11"),
         ]
         for (service, variable, value) in cases {
             let process = try TestProcess(service, environment: [

@@ -53,8 +53,23 @@ public struct ServiceDirectory: Sendable {
         environment.string("CHRONIR_PEER_HOST", "127.0.0.1").replacingOccurrences(of: "{service}", with: service.rawValue)
     }
 
+    /// The most replicas of a service on one machine: replica 11's ports would be those of
+    /// replica 1's event sockets (``Name/replicaPortStep`` 10, event ports 100 above).
+    public static let maxReplicas = 10
+
+    /// Checks the replica settings (`CHRONIR_REPLICAS`, `CHRONIR_REPLICA`, each
+    /// `CHRONIR_<SERVICE>_REPLICAS`): an integer in 1…``maxReplicas`` each. The service's start
+    /// calls it, so a bad value stops the process with status 2 and the variable's name instead
+    /// of becoming 1 without a word (``replicas(of:)`` and ``replica`` read them later).
+    public static func validate(_ environment: ServiceEnvironment) throws {
+        let range = 1...maxReplicas
+        _ = try environment.int("CHRONIR_REPLICAS", 1, in: range)
+        _ = try environment.int("CHRONIR_REPLICA", 1, in: range)
+        for service in Name.allCases { _ = try environment.int("\(service.envPrefix)_REPLICAS", 1, in: range) }
+    }
+
     /// How many replicas of `service` run on one machine (`CHRONIR_<SERVICE>_REPLICAS`, else
-    /// `CHRONIR_REPLICAS`, default 1).
+    /// `CHRONIR_REPLICAS`, default 1; ``validate(_:)`` checked them at start).
     public func replicas(of service: Name) -> Int {
         let all = environment.string("CHRONIR_REPLICAS", "1")
         return max(1, Int(environment.string("\(service.envPrefix)_REPLICAS", all)) ?? 1)

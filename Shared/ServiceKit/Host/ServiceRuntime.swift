@@ -79,6 +79,7 @@ public final class ServiceRuntime: Sendable {
     public init(service: String, environment: ServiceEnvironment = ServiceEnvironment(), principal: String? = nil) throws {
         self.name = service
         self.environment = environment
+        try ServiceDirectory.validate(environment)
         self.directory = ServiceDirectory(environment: environment)
         self.instance = environment.optional("CHRONIR_INSTANCE_ID") ?? Self.makeInstanceID()
         self.version = BuildInfo.version
