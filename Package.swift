@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "Messaging",
             dependencies: [
-                core("Wire"), "ZMQ",
+                core("Wire"), core("StreamCore"), "ZMQ",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

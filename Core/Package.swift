@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "BillingCore", targets: ["BillingCore"]),
         .library(name: "InvitationsCore", targets: ["InvitationsCore"]),
         .library(name: "SchedulerCore", targets: ["SchedulerCore"]),
+        .library(name: "StreamCore", targets: ["StreamCore"]),
     ],
     dependencies: [
         // The same version the root package pins (docs/architecture.md: every dependency pinned).
@@ -59,6 +60,11 @@ let package = Package(
         // The scheduler's decisions: timer kinds, which timers an occurrence needs, leads, overdue,
         // the grace window and what a fired timer announces; partitions; the words of warnings.
         .target(name: "SchedulerCore", swiftSettings: swiftSettings),
+        // The stream consumer's decisions (Messaging's StreamConsumer is the shell): what an
+        // event or heartbeat means against the checkpoint, what a replay skips as lost past
+        // retention, a checkpoint another writer moved, and a batch's attempts (split, dead
+        // letter, retry with back-off).
+        .target(name: "StreamCore", swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
         .testTarget(name: "WireTests", dependencies: ["Wire", "CoreTesting"], swiftSettings: swiftSettings),
@@ -68,6 +74,7 @@ let package = Package(
         .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
+        .testTarget(name: "StreamCoreTests", dependencies: ["StreamCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StreamCore
 import Synchronization
 
 /// An event as a consumer receives it.
@@ -200,23 +201,24 @@ public final class StreamConsumer: Sendable {
                     switch input {
                     case .head(let h):
                         noteHead(h)
-                        if h > cp + Int64(pending.count) { needCatchUp = true }
-                        // A heartbeat behind what was applied: a rewound producer, or an old
-                        // heartbeat of another replica overtaken by newer events. Asked below.
-                        if h < cp { headBehind = true }
+                        // Behind what was applied: a rewound producer, or an old heartbeat of
+                        // another replica overtaken by newer events. Asked below.
+                        let beat = ConsumerRules.heartbeat(head: h, checkpoint: cp, pending: pending.count)
+                        if beat.catchUp { needCatchUp = true }
+                        if beat.behind { headBehind = true }
                     case .event(let seq, let data):
                         noteHead(seq)
-                        let expected = cp + Int64(pending.count) + 1
-                        if seq < expected {
+                        switch ConsumerRules.arrival(seq: seq, checkpoint: cp, pending: pending.count) {
+                        case .duplicate:
                             telemetry.counter("chronir_events_duplicates_total", [("stream", stream)]).increment()
-                        } else if seq == expected {
+                        case .next:
                             if let envelope = decode(seq: seq, data: data) {
                                 pending.append(DeliveredEvent(seq: seq, envelope: envelope))
                             } else {
                                 try await flush(&pending, &cp)
                                 try await deadLetter(seq: seq, raw: data, reason: "undecodable envelope", &cp)
                             }
-                        } else {
+                        case .gap:
                             telemetry.counter("chronir_events_gaps_total", [("stream", stream)]).increment()
                             needCatchUp = true
                         }
@@ -321,8 +323,8 @@ public final class StreamConsumer: Sendable {
                 try await waitWhileRewound(head: batch.head, &cp)
                 continue
             }
-            if batch.firstAvailable > cp + 1, batch.events.first.map({ $0.seq > cp + 1 }) ?? (batch.head > cp) {
-                let to = (batch.events.first?.seq ?? batch.firstAvailable) - 1
+            if let to = ConsumerRules.retentionSkip(checkpoint: cp, firstAvailable: batch.firstAvailable,
+                                                    firstEvent: batch.events.first?.seq, head: batch.head) {
                 telemetry.logger.error("events lost past the producer's retention; skipping",
                                        metadata: ["stream": "\(stream)", "from": "\(cp + 1)", "to": "\(to)"])
                 try await retrying("skip") { try await self.applier.skip(stream: self.stream, to: to, reason: "past retention") }
@@ -330,8 +332,12 @@ public final class StreamConsumer: Sendable {
                 applied.store(cp, ordering: .relaxed)
             }
             var pending: [DeliveredEvent] = []
-            for record in batch.events where record.seq > cp + Int64(pending.count) {
-                guard record.seq == cp + Int64(pending.count) + 1 else { break }
+            replay: for record in batch.events {
+                switch ConsumerRules.arrival(seq: record.seq, checkpoint: cp, pending: pending.count) {
+                case .duplicate: continue replay
+                case .gap: break replay
+                case .next: break
+                }
                 if let e = decode(seq: record.seq, data: Data(record.envelope.utf8)) {
                     pending.append(DeliveredEvent(seq: record.seq, envelope: e))
                 } else {
@@ -340,7 +346,7 @@ public final class StreamConsumer: Sendable {
                 }
             }
             try await flush(&pending, &cp)
-            if batch.events.isEmpty || cp >= batch.head { return }
+            if ConsumerRules.replayDone(eventCount: batch.events.count, checkpoint: cp, head: batch.head) { return }
         }
     }
 
@@ -361,9 +367,10 @@ public final class StreamConsumer: Sendable {
     }
 
     private func apply(_ events: [DeliveredEvent], _ cp: inout Int64) async throws {
-        var delay = Duration.milliseconds(100)
-        var failures = 0
+        var attempts = ApplyAttempts(batchSize: events.count, poisonAttempts: poisonAttempts)
         while true {
+            let step: ApplyAttempts.Step
+            let reason: String
             do {
                 try await applier.apply(stream: stream, events: events)
                 cp = events.last!.seq
@@ -371,22 +378,19 @@ public final class StreamConsumer: Sendable {
                 telemetry.counter("chronir_events_applied_total", [("stream", stream)]).increment(by: events.count)
                 return
             } catch let moved as CheckpointMoved {
-                // Ahead: another replica applied these. Behind: this consumer's database went
-                // back (a restore, a failover that lost commits) or an operator set it back;
-                // what it holds is the truth, and the events after it are applied again from
-                // the producer rather than skipped.
-                if moved.current < cp {
+                switch ConsumerRules.checkpointMoved(stored: moved.current, checkpoint: cp) {
+                case .rewound(let to):
                     telemetry.logger.warning("the stored checkpoint went back; applying again from it",
-                                             metadata: ["stream": "\(stream)", "checkpoint": "\(cp)", "stored": "\(moved.current)"])
+                                             metadata: ["stream": "\(stream)", "checkpoint": "\(cp)", "stored": "\(to)"])
                     telemetry.counter("chronir_consumer_checkpoint_rewinds_total", [("stream", stream)]).increment()
                     applier.forgetUnwritten(stream: stream)
-                    cp = moved.current
+                    cp = to
                     applied.store(cp, ordering: .relaxed)
                     droppedWhileBlocked.store(true, ordering: .relaxed)
-                    return
+                case .ahead(let to):
+                    cp = to
+                    applied.store(cp, ordering: .relaxed)
                 }
-                cp = max(cp, moved.current)
-                applied.store(cp, ordering: .relaxed)
                 return
             } catch let stop as ConsumerBlocked {
                 try await waitWhileBlocked(stop, &cp)
@@ -394,41 +398,38 @@ public final class StreamConsumer: Sendable {
                 if !rest.isEmpty { try await apply(rest, &cp) }
                 return
             } catch where Self.isPoison(error) {
-                if events.count > 1 {
-                    for e in events { try await apply([e], &cp) }
-                    return
-                }
-                let e = events[0]
-                try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: "\(error)", type: e.envelope.type, &cp)
-                return
+                step = attempts.failed(.poison)
+                reason = "\(error)"
             } catch let failed as HandlerFailed {
                 // A handler that fails the same way each time (a constraint, a bug) would hold
                 // every event behind it for ever: alone, and after `poisonAttempts` tries over
                 // seconds, it becomes a dead letter (replayable once fixed) and the stream goes on.
                 try Task.checkCancellation()
-                if events.count > 1 {
-                    for e in events where e.seq > cp { try await apply([e], &cp) }
-                    return
+                step = attempts.failed(.handlerFailed)
+                reason = "its handler failed \(attempts.handlerFailures) times: \(failed.message)"
+                if step == .deadLetter { telemetry.counter("chronir_events_poisoned_total", [("stream", stream)]).increment() }
+                if case .retry = step {
+                    telemetry.logger.warning("an event's handler failed; retrying before it is dead-lettered",
+                                             metadata: ["stream": "\(stream)", "seq": "\(events[0].seq)", "attempt": "\(attempts.handlerFailures)",
+                                                        "of": "\(poisonAttempts)", "error": "\(failed.message)"])
                 }
-                failures += 1
-                if failures >= poisonAttempts {
-                    let e = events[0]
-                    telemetry.counter("chronir_events_poisoned_total", [("stream", stream)]).increment()
-                    try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: "its handler failed \(failures) times: \(failed.message)",
-                                         type: e.envelope.type, &cp)
-                    return
-                }
-                telemetry.logger.warning("an event's handler failed; retrying before it is dead-lettered",
-                                         metadata: ["stream": "\(stream)", "seq": "\(events[0].seq)", "attempt": "\(failures)",
-                                                    "of": "\(poisonAttempts)", "error": "\(failed.message)"])
-                try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
             } catch {
                 try Task.checkCancellation()
+                step = attempts.failed(.transient)
+                reason = "\(error)"
                 telemetry.logger.warning("applying events failed; retrying",
                                          metadata: ["stream": "\(stream)", "seq": "\(events[0].seq)", "error": "\(String(reflecting: error))"])
+            }
+            switch step {
+            case .splitBatch:
+                for e in events where e.seq > cp { try await apply([e], &cp) }
+                return
+            case .deadLetter:
+                let e = events[0]
+                try await deadLetter(seq: e.seq, raw: e.envelope.encoded(), reason: reason, type: e.envelope.type, &cp)
+                return
+            case .retry(let delay):
                 try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(5))
             }
         }
     }
