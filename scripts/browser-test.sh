@@ -13,13 +13,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=.run/browser
-mkdir -p "$out"
+mkdir -p "$out" .run
 venv=.run/browser-venv
+# One maker at a time (make test starts one in the background; a second run may start before
+# an interrupted one's has ended).
 make_venv() {
-    if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, pytest, xdist, axe_playwright_python, cryptography" 2>/dev/null; then
-        python3 -m venv "$venv"
-        "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2 pytest-xdist==3.8.0 axe-playwright-python==0.1.8 cryptography==46.0.3
-    fi
+    (
+        flock 9
+        if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import playwright, pytest, xdist, axe_playwright_python, cryptography" 2>/dev/null; then
+            python3 -m venv "$venv"
+            "$venv/bin/pip" install -q playwright==1.65.2 pytest==8.4.2 pytest-xdist==3.8.0 axe-playwright-python==0.1.8 cryptography==46.0.3
+        fi
+    ) 9>.run/browser-venv.lock
 }
 if [ "${1:-}" = --prepare ]; then make_venv; exit 0; fi
 scripts/deps.sh
@@ -51,4 +56,4 @@ workers=${BROWSER_TEST_WORKERS:-2}
 parallel=()
 [ "$workers" = 0 ] || parallel=(-n "$workers" --dist loadgroup)
 # --durations: each test's time, so a slow one shows (docs/testing.md).
-"$venv/bin/python" -m pytest -p no:cacheprovider -q --durations=8 "${parallel[@]}" Tests/Browser ${BROWSER_TEST_ARGS:-} ${BROWSER_TEST_K:+-k "$BROWSER_TEST_K"}
+"$venv/bin/python" -m pytest -p no:cacheprovider -q --durations=8 ${parallel[@]+"${parallel[@]}"} Tests/Browser ${BROWSER_TEST_ARGS:-} ${BROWSER_TEST_K:+-k "$BROWSER_TEST_K"}

@@ -422,6 +422,9 @@ public final class StreamConsumer: Sendable {
             }
             switch step {
             case .splitBatch:
+                // Each event alone, except those a moved checkpoint or a dead letter already
+                // passed (a poison batch used to try them again; a durable applier refused them
+                // with CheckpointMoved, the live one sent them twice).
                 for e in events where e.seq > cp { try await apply([e], &cp) }
                 return
             case .deadLetter:

@@ -101,6 +101,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "xdist_group(name): the browser that runs this test (pytest-xdist)")
 
 
+# tryfirst: xdist reads the marks into each test's group in its own hook of this name, which
+# pytest would otherwise call before this one (the later plugin first), finding none.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     first = {name: i for i, name in enumerate(MINUTE_WAITS)}
     items.sort(key=lambda item: (item.name not in first, first.get(item.name, 0)))

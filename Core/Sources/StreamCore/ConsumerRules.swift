@@ -91,7 +91,7 @@ public struct ApplyAttempts: Sendable {
     public let poisonAttempts: Int
     /// Handler failures of this (single-event) batch so far.
     public private(set) var handlerFailures = 0
-    private var delay = Duration.milliseconds(100)
+    private var delay = Self.firstDelay
 
     public static let firstDelay = Duration.milliseconds(100)
     public static let longestDelay = Duration.seconds(5)
