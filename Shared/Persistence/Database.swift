@@ -50,10 +50,7 @@ public final class Database: Service, Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         // A deadlock or serialization failure rolls the whole transaction back, so it is safe to
-        // run again: up to 3 tries, after a short random pause. So is a connection lost before
-        // COMMIT was sent (the server ended its backend, a restart, a pooled connection found
-        // closed): nothing of it committed, and the next try takes another connection. A loss
-        // during COMMIT is not retried: whether it committed is not known.
+        // run again: up to 3 tries, after a short random pause.
         guard availability.isUp else { throw DatabaseUnavailable() }
         var attempt = 1
         var lastAttempt: CommitHooks?
@@ -64,14 +61,12 @@ public final class Database: Service, Sendable {
             do {
                 let value = try await CommitHooks.$current.withValue(hooks) {
                     try await client.withConnection { connection in
-                        var commitSent = false
+                        try Self.ensureOpen(connection)
+                        try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
                         do {
-                            try Self.ensureOpen(connection)
-                            try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
                             let value = try await body(connection)
                             try Self.ensureOpen(connection)
                             try await hooks.runFinalStatements(on: connection, logger: logger)
-                            commitSent = true
                             try await connection.query("COMMIT", logger: logger)
                             return value
                         } catch {
@@ -79,9 +74,6 @@ public final class Database: Service, Sendable {
                             // ended it), and a statement sent on it would never be answered.
                             if !connection.isClosed && !Self.isConnectionLoss(error) {
                                 _ = try? await connection.query("ROLLBACK", logger: logger)
-                            }
-                            if !commitSent && (Self.isConnectionLoss(error) || error is DatabaseUnavailable) {
-                                throw ConnectionLostBeforeCommit(underlying: error)
                             }
                             throw error
                         }
@@ -97,21 +89,8 @@ public final class Database: Service, Sendable {
                 logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "conflict": "\(conflict.reason)"])
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
-            } catch let lost as ConnectionLostBeforeCommit {
-                guard attempt < 3, availability.isUp else { throw lost.underlying }
-                logger.info("transaction retried on another connection: its connection was lost before COMMIT",
-                            metadata: ["attempt": "\(attempt)", "error": "\(String(reflecting: lost.underlying))"])
-                attempt += 1
-                try await Task.sleep(for: .milliseconds(Int.random(in: 20...100)))
             }
         }
-    }
-
-    /// A transaction's connection went away before its COMMIT was sent (nothing of it can have
-    /// committed): ``transaction(isolation:_:)`` runs it again on another connection, and
-    /// throws `underlying` when it gives up.
-    struct ConnectionLostBeforeCommit: Error {
-        let underlying: any Error
     }
 
     /// Refuses to send a statement on a connection whose channel has closed.
