@@ -3,21 +3,13 @@
 ///
 /// A word over its string (PSQLError's `Code` pattern): a state a newer release wrote is read as
 /// it is and kept; every decision says what it does with one it does not know (an unknown state
-/// gives no tier: `SubscriptionRules.entitlement`).
+/// gives no tier: `SubscriptionRules.entitlement`). Codable as its string, by the standard
+/// library's `RawRepresentable` conformance.
 public struct SubscriptionState: RawRepresentable, Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
 
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     /// Paid up to its expiry.
     public static let active: SubscriptionState = "active"
@@ -43,15 +35,6 @@ public struct StorePlatform: RawRepresentable, Hashable, Sendable, Codable, Expr
 
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
 
     public static let ios: StorePlatform = "ios"
     public static let android: StorePlatform = "android"
