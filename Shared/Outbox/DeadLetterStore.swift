@@ -47,15 +47,15 @@ extension PostgresEventApplier {
             } catch {
                 throw ServiceError.validation("dead letter \(stream)/\(seq) is not an envelope (\(error)); drop it instead")
             }
-            if let reason = handlers.cannotHandle(envelope) {
+            if let reason = self.handlers.cannotHandle(envelope) {
                 throw ServiceError.validation("this build still cannot handle dead letter \(stream)/\(seq): \(reason)")
             }
             var log = logger
             log[metadataKey: "event"] = "\(envelope.id)"
             let context = EventContext(event: DeliveredEvent(seq: seq, envelope: envelope), logger: log)
-            if let handler = handlers.handlers[envelope.type] {
+            if let handler = self.handlers.handlers[envelope.type] {
                 try await handler(context, connection)
-            } else if let (_, batch) = handlers.batchHandlers[envelope.type] {
+            } else if let (_, batch) = self.handlers.batchHandlers[envelope.type] {
                 try await batch([context], connection)
             }
             try await connection.query("DELETE FROM consumer_dead_letters WHERE stream = \(stream) AND seq = \(seq)", logger: logger)

@@ -125,7 +125,7 @@ public struct OutboxWriter: Sendable {
     /// wake after nothing was written costs the relay one empty poll).
     public func transaction<T: Sendable>(isolation: Database.Isolation = .readCommitted,
                                          wakes: (T) -> Bool = { _ in true },
-                                         _ body: (PostgresConnection) async throws -> T) async throws -> T {
+                                         _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         let value = try await database.transaction(isolation: isolation, body)
         if wakes(value) { relay?.wake() }
         return value

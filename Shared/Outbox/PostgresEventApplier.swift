@@ -140,8 +140,8 @@ public final class PostgresEventApplier: EventApplier {
         guard let first = events.first, let last = events.last else { return }
         let logger = telemetry.logger
         try await database.transaction { connection in
-            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: idleTimeoutMs)
-            guard follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: self.idleTimeoutMs)
+            guard self.follows(current, before: first.seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             var index = 0
             var handled = false
             while index < events.count {
@@ -149,12 +149,12 @@ public final class PostgresEventApplier: EventApplier {
                 var log = logger
                 log[metadataKey: "event"] = "\(event.envelope.id)"
                 log[metadataKey: "type"] = "\(event.envelope.type)"
-                if let (key, batch) = handlers.batchHandlers[event.envelope.type] {
+                if let (key, batch) = self.handlers.batchHandlers[event.envelope.type] {
                     // The run of consecutive events sharing this batch handler.
                     var end = index + 1
-                    while end < events.count, handlers.batchHandlers[events[end].envelope.type]?.key == key { end += 1 }
+                    while end < events.count, self.handlers.batchHandlers[events[end].envelope.type]?.key == key { end += 1 }
                     let run = events[index..<end]
-                    let spans = run.map { telemetry.startProcessSpan($0.envelope, destination: consumerName, kind: .consumer) }
+                    let spans = run.map { self.telemetry.startProcessSpan($0.envelope, destination: self.consumerName, kind: .consumer) }
                     defer { for s in spans { s.end() } }
                     handled = true
                     do {
@@ -167,9 +167,9 @@ public final class PostgresEventApplier: EventApplier {
                     continue
                 }
                 index += 1
-                guard let handler = handlers.handlers[event.envelope.type] else { continue }
+                guard let handler = self.handlers.handlers[event.envelope.type] else { continue }
                 handled = true
-                let span = telemetry.startProcessSpan(event.envelope, destination: consumerName, kind: .consumer)
+                let span = self.telemetry.startProcessSpan(event.envelope, destination: self.consumerName, kind: .consumer)
                 defer { span.end() }
                 do {
                     try await ServiceContext.$current.withValue(span.context) {
@@ -181,7 +181,7 @@ public final class PostgresEventApplier: EventApplier {
                     throw error
                 }
             }
-            if handled { crashBeforeCheckpoint?.pass("applied \(stream) events \(first.seq)...\(last.seq), before their checkpoint") }
+            if handled { self.crashBeforeCheckpoint?.pass("applied \(stream) events \(first.seq)...\(last.seq), before their checkpoint") }
             try await connection.prepared("UPDATE consumer_checkpoints SET seq = \(last.seq), updated_at = now() WHERE stream = \(stream)", logger: logger)
         }
     }
@@ -202,8 +202,8 @@ public final class PostgresEventApplier: EventApplier {
     public func deadLetter(stream: String, seq: Int64, type: String?, raw: String, reason: String) async throws {
         let logger = telemetry.logger
         try await database.transaction { connection in
-            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: idleTimeoutMs)
-            guard follows(current, before: seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
+            let current = try await Self.lockCheckpoint(stream, on: connection, logger: logger, idleTimeoutMs: self.idleTimeoutMs)
+            guard self.follows(current, before: seq - 1, stream: stream) else { throw CheckpointMoved(current: current) }
             try await connection.query("""
                 INSERT INTO consumer_dead_letters (stream, seq, type, envelope, reason) VALUES (\(stream), \(seq), \(type), \(raw), \(reason))
                 ON CONFLICT DO NOTHING

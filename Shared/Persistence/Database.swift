@@ -48,7 +48,11 @@ public final class Database: Service, Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T: Sendable>(isolation: Isolation = .readCommitted, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+    ///
+    /// A transaction whose connection closes under it ends within ``closedConnectionGrace``
+    /// (``untilClosed(_:grace:poll:_:)``), so `body` runs in a task of its own and is `@Sendable`.
+    public func transaction<T: Sendable>(isolation: Isolation = .readCommitted,
+                                         _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         // A deadlock or serialization failure rolls the whole transaction back, so it is safe to
         // run again: up to 3 tries, after a short random pause.
         guard availability.isUp else { throw DatabaseUnavailable() }
@@ -61,21 +65,23 @@ public final class Database: Service, Sendable {
             do {
                 let value = try await CommitHooks.$current.withValue(hooks) {
                     try await client.withConnection { connection in
-                        try Self.ensureOpen(connection)
-                        try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
-                        do {
-                            let value = try await body(connection)
+                        try await untilClosed(connection, grace: Self.closedConnectionGrace) { [logger] in
                             try Self.ensureOpen(connection)
-                            try await hooks.runFinalStatements(on: connection, logger: logger)
-                            try await connection.query("COMMIT", logger: logger)
-                            return value
-                        } catch {
-                            // A closed connection has no transaction left to roll back (the server
-                            // ended it), and a statement sent on it would never be answered.
-                            if !connection.isClosed && !Self.isConnectionLoss(error) {
-                                _ = try? await connection.query("ROLLBACK", logger: logger)
+                            try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
+                            do {
+                                let value = try await body(connection)
+                                try Self.ensureOpen(connection)
+                                try await hooks.runFinalStatements(on: connection, logger: logger)
+                                try await connection.query("COMMIT", logger: logger)
+                                return value
+                            } catch {
+                                // A closed connection has no transaction left to roll back (the server
+                                // ended it), and a statement sent on it would never be answered.
+                                if !connection.isClosed && !Self.isConnectionLoss(error) {
+                                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                                }
+                                throw error
                             }
-                            throw error
                         }
                     }
                 }
@@ -93,6 +99,11 @@ public final class Database: Service, Sendable {
         }
     }
 
+    /// How long a transaction whose connection closed may take to end by itself before it is
+    /// abandoned: a statement in flight fails at once when the connection closes; only one
+    /// written after the close never answers.
+    static let closedConnectionGrace = Duration.seconds(1)
+
     /// Refuses to send a statement on a connection whose channel has closed.
     ///
     /// PostgresNIO 1.33 writes a statement to the channel without a write promise, so on a
@@ -108,6 +119,7 @@ public final class Database: Service, Sendable {
     /// The connection went away or the server is going (rather than a statement failing on a
     /// live connection): no ROLLBACK is sent then.
     static func isConnectionLoss(_ error: any Error) -> Bool {
+        if error is ConnectionClosedUnderTransaction { return true }
         guard let e = error as? PSQLError else { return false }
         switch e.code {
         case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:

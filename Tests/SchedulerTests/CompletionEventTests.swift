@@ -36,7 +36,7 @@ struct CompletionEventTests {
                 run.append(EventContext(event: DeliveredEvent(seq: seq, envelope: wire), logger: Logger(label: "test")))
             }
             let handlers = self.handlers
-            try await db.transaction { c in try await handlers.applyRun(run, on: c) }
+            try await db.transaction { [run] c in try await handlers.applyRun(run, on: c) }
         }
 
         func row(_ id: String) async throws -> (version: Int, next: Date?, active: Bool, title: String, members: [String])? {

@@ -71,7 +71,7 @@ struct AccountsHandlers: Sendable {
         if let p = request.platform { try AccountValidation.platform(p) }
         let hash = try await hasher.hash(request.password)
         let id = UUIDv7.string()
-        let (user, session, refresh): (User, String, String) = try await outbox.transaction { c in
+        let (user, session, refresh): (User, String, String) = try await outbox.transaction { [settings] c in
             guard let user = try await store.insertUser(id: id, email: email, passwordHash: hash, displayName: name,
                                                         settings: settings, platform: request.platform, on: c) else {
                 throw ServiceError(.alreadyExists, "an account with this email already exists")

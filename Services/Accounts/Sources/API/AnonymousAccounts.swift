@@ -16,7 +16,7 @@ extension AccountsHandlers {
             settings.timezone = zone
         }
         let id = UUIDv7.string()
-        let (user, session, refresh): (User, String, String) = try await outbox.transaction { c in
+        let (user, session, refresh): (User, String, String) = try await outbox.transaction { [settings] c in
             guard let user = try await store.insertUser(id: id, email: "", emailKey: "anonymous:\(id)", passwordHash: "", displayName: name,
                                                         settings: settings, platform: nil, on: c) else {
                 throw ServiceError(.internalError, "could not create the account")

@@ -49,7 +49,7 @@ struct AlarmHandlers: Sendable {
         try AlarmRules.range(warningHours, field: "preAlarmWarningHours", 1...168)
         let offsets = try AlarmRules.offsets(req.preAlarmOffsets ?? [])
         let compiled = try AlarmRules.compile(req.schedule)
-        var sharedWith = try AlarmRules.members(req.sharedWith ?? [], owner: actor)
+        let asked = try AlarmRules.members(req.sharedWith ?? [], owner: actor)
         var canonical = req
         canonical.id = id
         let fingerprint = SHA256.hash(data: try JSONCoding.encode(canonical)).map { String(format: "%02x", $0) }.joined()
@@ -83,8 +83,8 @@ struct AlarmHandlers: Sendable {
                 }
                 groupMembers = members
             }
-            let requested = sharedWith
-            sharedWith = Array(Set(sharedWith).union(groupMembers).subtracting([actor])).sorted()
+            let requested = asked
+            let sharedWith = Array(Set(asked).union(groupMembers).subtracting([actor])).sorted()
             let alarm = Alarm(
                 id: id, ownerId: actor, title: title, note: req.note, photoURL: req.photoURL, photoLocalPath: req.photoLocalPath,
                 category: req.category, schedule: req.schedule, soundId: req.soundId ?? "default",

@@ -57,7 +57,7 @@ struct AnalyticsHandlers: Sendable {
             checked.append((name, at, event.properties ?? [:]))
         }
         // Without the user's consent nothing is kept (US-13.1); the answer says so.
-        let accepted = try await store.database.transaction { c in
+        let accepted = try await store.database.transaction { [checked] c in
             guard try await store.consents(actor, on: c) else { return 0 }
             for (name, at, properties) in checked { try await store.record(name, uid: actor, at: at, properties: properties, on: c) }
             return checked.count

@@ -330,23 +330,23 @@ final class DeliveryWorker: Service, Sendable {
         guard !results.isEmpty || !deferred.isEmpty else { return }
         try await store.database.transaction { conn in
             if !deferred.isEmpty {
-                try await store.putBack(ids: deferred.map(\.id), attempts: deferred.map(\.attempt), forSeconds: Double(deferFor.components.seconds) + Double(deferFor.components.attoseconds) / 1e18,
-                                        on: conn, logger: logger)
+                try await self.store.putBack(ids: deferred.map(\.id), attempts: deferred.map(\.attempt), forSeconds: Double(self.deferFor.components.seconds) + Double(self.deferFor.components.attoseconds) / 1e18,
+                                        on: conn, logger: self.logger)
             }
             guard !results.isEmpty else { return }
             let outcomes = results.map { s -> String in
-                s.result.outcome == .retry && s.claimed.attempt >= policy.tries ? "failed" : s.result.outcome.rawValue
+                s.result.outcome == .retry && s.claimed.attempt >= self.policy.tries ? "failed" : s.result.outcome.rawValue
             }
-            try await store.insertAttempts(deliveryIds: results.map(\.claimed.target.deliveryId), attempts: results.map { Int32($0.claimed.attempt) },
+            try await self.store.insertAttempts(deliveryIds: results.map(\.claimed.target.deliveryId), attempts: results.map { Int32($0.claimed.attempt) },
                                            providers: results.map(\.claimed.target.provider), statuses: results.map { Int32($0.result.status) },
                                            outcomes: outcomes, latenciesMs: results.map(\.latencyMs), errors: results.map { $0.result.reason ?? "" },
-                                           on: conn, logger: logger)
+                                           on: conn, logger: self.logger)
             let sent = results.filter { $0.result.outcome == .sent }.map(\.claimed.target.deliveryId)
             if !sent.isEmpty {
-                try await store.markSent(ids: sent, on: conn, logger: logger)
+                try await self.store.markSent(ids: sent, on: conn, logger: self.logger)
             }
             for s in results where s.result.outcome != .sent {
-                try await settle(s.claimed, s.result, on: conn)
+                try await self.settle(s.claimed, s.result, on: conn)
             }
         }
         for s in results where s.result.outcome != .sent { log(s.claimed, s.result) }

@@ -65,20 +65,20 @@ final class LeaseManager: Service, Sendable {
         let held = Array(owned.withLock { $0.keys }).map(Int32.init)
         let (renewed, acquired, alive): ([Int: Int64], [Int: Int64], Int) = try await store.database.transaction { c in
             // A replica paused inside this transaction must not hold the lease rows beyond its lease.
-            try await store.limitIdleTime(on: c)
-            try await store.recordHeartbeat(stats: statsJSON, on: c)
-            let alive = try await store.liveReplicas(on: c)
-            var renewed = try await store.renew(held, on: c)
-            let target = (config.partitions + max(1, alive) - 1) / max(1, alive)
+            try await self.store.limitIdleTime(on: c)
+            try await self.store.recordHeartbeat(stats: statsJSON, on: c)
+            let alive = try await self.store.liveReplicas(on: c)
+            var renewed = try await self.store.renew(held, on: c)
+            let target = (self.config.partitions + max(1, alive) - 1) / max(1, alive)
             var acquired: [Int: Int64] = [:]
             if renewed.count > target {
                 let extra = renewed.keys.sorted().suffix(renewed.count - target).map(Int32.init)
-                try await store.release(extra, on: c)
+                try await self.store.release(extra, on: c)
                 for p in extra { renewed[Int(p)] = nil }
             } else if renewed.count < target {
-                acquired = try await store.acquire(upTo: target - renewed.count, on: c)
+                acquired = try await self.store.acquire(upTo: target - renewed.count, on: c)
             }
-            try await store.pruneReplicas(on: c)
+            try await self.store.pruneReplicas(on: c)
             return (renewed, acquired, alive)
         }
         let lost = Set(held.map(Int.init)).subtracting(renewed.keys)

@@ -1,0 +1,106 @@
+import Foundation
+import Logging
+import Persistence
+import PostgresNIO
+import Support
+import Synchronization
+import Testing
+
+/// A transaction whose connection closes between two of its statements ends with an error
+/// instead of waiting forever: PostgresNIO 1.33 drops a statement written to a closed channel
+/// without answering it. The CI soak of stop 81 found one alarms replica answering no
+/// completion again after every connection of alarms was terminated: both of its batch
+/// runners waited so for good.
+@Suite("A transaction whose connection closes under it ends")
+struct ClosedConnectionTests {
+    func pool(_ url: String) throws -> Database {
+        var config = try DatabaseConfig.parse(url: url, schema: "public")
+        config.poolSize = 2
+        return try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+    }
+
+    func run<T: Sendable>(_ db: Database, _ body: (Database) async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await db.client.run() }
+            defer { group.cancelAll() }
+            return try await body(db)
+        }
+    }
+
+    @Test("its backend terminated between two statements: the next statement ends it within the grace period",
+          .timeLimit(.minutes(1)))
+    func terminatedBetweenStatements() async throws {
+        let url = try await TestDatabase.create("closed-conn")
+        let db = try pool(url)
+        let admin = try pool(url)
+        try await run(db) { db in
+            try await run(admin) { admin in
+                try await db.query("CREATE TABLE marks (id int PRIMARY KEY)")
+                let started = ContinuousClock.now
+                let outcome = await outcome {
+                    try await withDeadline(.seconds(15)) {
+                        try await db.transaction { c in
+                            try await c.query("INSERT INTO marks VALUES (1)", logger: db.logger)
+                            let pid = try await c.query("SELECT pg_backend_pid()", logger: db.logger).first(Int32.self) ?? 0
+                            // Ended while the transaction does something else (Swift work, a call
+                            // to another service), not during a statement.
+                            try await admin.query("SELECT pg_terminate_backend(\(pid))")
+                            let seen = ContinuousClock.now
+                            while !c.isClosed && seen.duration(to: .now) < .seconds(5) {
+                                try await Task.sleep(for: .milliseconds(10))
+                            }
+                            #expect(c.isClosed, "the connection did not notice its backend ended")
+                            try await Task.sleep(for: .milliseconds(200))
+                            try await c.query("INSERT INTO marks VALUES (2)", logger: db.logger)
+                            Issue.record("a statement on a closed connection was answered")
+                        }
+                    }
+                }
+                let elapsed = started.duration(to: .now)
+                switch outcome {
+                case .success: Issue.record("the transaction succeeded on a closed connection")
+                case .failure(let error):
+                    #expect(!(error is DeadlineExceeded), "the transaction waited for an answer that never comes")
+                    #expect(error is ConnectionClosedUnderTransaction, "\(String(reflecting: error))")
+                }
+                #expect(elapsed < .seconds(8), "ended after \(elapsed)")
+                // Nothing of it committed, and the pool serves the next transaction.
+                let count = try await db.transaction { c in
+                    try await c.query("SELECT count(*)::int FROM marks", logger: db.logger).first(Int32.self) ?? -1
+                }
+                #expect(count == 0)
+            }
+        }
+    }
+
+    @Test("a cancelled caller waits for its transaction to end on a live connection before the connection goes back")
+    func cancellationWaits() async throws {
+        let url = try await TestDatabase.create("closed-conn-cancel")
+        let db = try pool(url)
+        try await run(db) { db in
+            let bodyEnded = Mutex(false)
+            let caller = Task {
+                try await db.transaction { c in
+                    _ = try? await c.query("SELECT pg_sleep(0.5)", logger: db.logger).collect()
+                    bodyEnded.withLock { $0 = true }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            caller.cancel()
+            _ = await caller.result
+            #expect(bodyEnded.withLock { $0 }, "the caller returned while its transaction still ran on the connection")
+            let one = try await db.transaction { c in try await c.query("SELECT 1", logger: db.logger).first(Int32.self) }
+            #expect(one == 1)
+        }
+    }
+}
+
+/// The outcome of an async throwing call.
+private func outcome(_ body: () async throws -> Void) async -> Result<Void, any Error> {
+    do {
+        try await body()
+        return .success(())
+    } catch {
+        return .failure(error)
+    }
+}
