@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// A service's connection pool to its own schema. Run it in the service group before
 /// anything that queries; close it last.
@@ -54,7 +55,10 @@ public final class Database: Service, Sendable {
     public func transaction<T: Sendable>(isolation: Isolation = .readCommitted,
                                          _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         // A deadlock or serialization failure rolls the whole transaction back, so it is safe to
-        // run again: up to 3 tries, after a short random pause.
+        // run again: up to 3 tries, after a short random pause. So is a connection lost before
+        // COMMIT was sent (the server ended its backend, a restart, a pooled connection found
+        // closed): nothing of it committed, and the next try takes another connection. A loss
+        // during COMMIT is not retried: whether it committed is not known.
         guard availability.isUp else { throw DatabaseUnavailable() }
         var attempt = 1
         var lastAttempt: CommitHooks?
@@ -62,26 +66,35 @@ public final class Database: Service, Sendable {
             // After-commit work of this attempt only (see ``CommitHooks``).
             let hooks = CommitHooks(readCommitted: isolation == .readCommitted, previous: lastAttempt)
             lastAttempt = hooks
+            let progress = TransactionProgress()
             do {
                 let value = try await CommitHooks.$current.withValue(hooks) {
                     try await client.withConnection { connection in
-                        try await untilClosed(connection, grace: Self.closedConnectionGrace) { [logger] in
-                            try Self.ensureOpen(connection)
-                            try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
-                            do {
-                                let value = try await body(connection)
+                        do {
+                            return try await untilClosed(connection, grace: Self.closedConnectionGrace) { [logger] in
                                 try Self.ensureOpen(connection)
-                                try await hooks.runFinalStatements(on: connection, logger: logger)
-                                try await connection.query("COMMIT", logger: logger)
-                                return value
-                            } catch {
-                                // A closed connection has no transaction left to roll back (the server
-                                // ended it), and a statement sent on it would never be answered.
-                                if !connection.isClosed && !Self.isConnectionLoss(error) {
-                                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                                try await connection.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.rawValue)"), logger: logger)
+                                do {
+                                    let value = try await body(connection)
+                                    try Self.ensureOpen(connection)
+                                    try await hooks.runFinalStatements(on: connection, logger: logger)
+                                    progress.commitSent()
+                                    try await connection.query("COMMIT", logger: logger)
+                                    return value
+                                } catch {
+                                    // A closed connection has no transaction left to roll back (the server
+                                    // ended it), and a statement sent on it would never be answered.
+                                    if !connection.isClosed && !Self.isConnectionLoss(error) {
+                                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                                    }
+                                    throw error
                                 }
-                                throw error
                             }
+                        } catch {
+                            if !progress.isCommitSent && (Self.isConnectionLoss(error) || error is DatabaseUnavailable) {
+                                throw ConnectionLostBeforeCommit(underlying: error)
+                            }
+                            throw error
                         }
                     }
                 }
@@ -95,6 +108,12 @@ public final class Database: Service, Sendable {
                 logger.info("transaction retried", metadata: ["attempt": "\(attempt)", "conflict": "\(conflict.reason)"])
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(Int.random(in: 5...50)))
+            } catch let lost as ConnectionLostBeforeCommit {
+                guard attempt < 3, availability.isUp else { throw lost.underlying }
+                logger.info("transaction retried on another connection: its connection was lost before COMMIT",
+                            metadata: ["attempt": "\(attempt)", "error": "\(String(reflecting: lost.underlying))"])
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 20...100)))
             }
         }
     }
@@ -104,6 +123,13 @@ public final class Database: Service, Sendable {
     /// written after the close never answers.
     static let closedConnectionGrace = Duration.seconds(1)
 
+    /// A transaction's connection went away before its COMMIT was sent (nothing of it can have
+    /// committed): ``transaction(isolation:_:)`` runs it again on another connection, and
+    /// throws `underlying` when it gives up.
+    struct ConnectionLostBeforeCommit: Error {
+        let underlying: any Error
+    }
+
     /// Refuses to send a statement on a connection whose channel has closed.
     ///
     /// PostgresNIO 1.33 writes a statement to the channel without a write promise, so on a
@@ -111,7 +137,9 @@ public final class Database: Service, Sendable {
     /// caller waits forever, cancellation included. After a PostgreSQL restart, a pool
     /// connection that closed between two statements of a transaction hung its task that way
     /// (the stalled outbox relays and delivery loop of `DatabaseOutageTests`, and the shutdowns
-    /// they held up). Checking first leaves only the instant between the check and the write.
+    /// they held up). Checking first leaves only the instant between the check and the write,
+    /// and a statement written between two checks; ``untilClosed(_:grace:poll:_:)`` ends
+    /// those.
     static func ensureOpen(_ connection: PostgresConnection) throws {
         if connection.isClosed { throw DatabaseUnavailable() }
     }
@@ -156,3 +184,10 @@ public final class Database: Service, Sendable {
     }
 }
 
+/// Whether a transaction's COMMIT went out (a loss after it is not retried: whether it
+/// committed is not known). Shared with the task the transaction runs in.
+private final class TransactionProgress: Sendable {
+    private let sent = Mutex(false)
+    func commitSent() { sent.withLock { $0 = true } }
+    var isCommitSent: Bool { sent.withLock { $0 } }
+}
