@@ -19,12 +19,13 @@ struct TestUser: Sendable {
 }
 
 extension TestSuite {
-    /// Starts accounts, alarms and the gateway (alarm creation limited to `creationsPerMinute`).
-    func startCore(creationsPerMinute: Int = 1000, alarmsExtra: [String: String] = [:]) throws {
+    /// Starts accounts, alarms and the gateway (alarm creation limited to `creationsPerMinute`;
+    /// `gatewayExtra` added to the gateway's environment).
+    func startCore(creationsPerMinute: Int = 1000, alarmsExtra: [String: String] = [:], gatewayExtra: [String: String] = [:]) throws {
         try start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
         try start("alarms", migrations: AlarmsService.migrations,
                   extra: alarmsExtra.merging(["CHRONIR_ALARM_CREATIONS_PER_MINUTE": String(creationsPerMinute)]) { $1 }, build: AlarmsService.build)
-        try startGateway()
+        try startGateway(extra: gatewayExtra)
     }
 
     /// Starts accounts (its environment adding `accounts`) and the gateway (adding `gateway`):

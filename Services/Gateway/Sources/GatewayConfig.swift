@@ -43,6 +43,12 @@ public struct GatewayConfig: ServiceConfig {
     /// Items one live stream holds for a client that has not read them yet (`CHRONIR_LIVE_BUFFER`,
     /// default 1 024, 1…1 000 000); what does not fit is read from the inbox when the client catches up.
     public var liveBuffer: Int
+    /// Fault tests only (`CHRONIR_FAILPOINT_CLOCK_AHEAD`, a duration; default 0): this gateway
+    /// reads its host's wall clock that far ahead, as a host whose NTP stopped would.
+    public var clockAhead: Duration
+    /// How often the live stream reads the database's clock again (`CHRONIR_CLOCK_CHECK_INTERVAL`,
+    /// 10 s by default).
+    public var clockCheckInterval: Duration
     /// A pause before each live-stream write (`CHRONIR_FAILPOINT_LIVE_WRITE_DELAY`, default 0; tests only).
     public var liveWriteDelay: Duration
     /// The operator's HTTP token of `GET /v1/ops/status` (`CHRONIR_OPS_TOKEN` or `CHRONIR_OPS_TOKEN_FILE`,
@@ -129,6 +135,8 @@ public struct GatewayConfig: ServiceConfig {
         publicURL = e.optional("CHRONIR_PUBLIC_URL")
         liveStreamsPerAccount = try e.int("CHRONIR_LIVE_STREAMS_PER_ACCOUNT", 10, in: 1...1_000_000)
         liveBuffer = try e.int("CHRONIR_LIVE_BUFFER", 1024, in: 1...1_000_000)
+        clockAhead = try e.duration("CHRONIR_FAILPOINT_CLOCK_AHEAD", .zero)
+        clockCheckInterval = try e.duration("CHRONIR_CLOCK_CHECK_INTERVAL", .seconds(10))
         liveWriteDelay = try e.duration("CHRONIR_FAILPOINT_LIVE_WRITE_DELAY", .zero)
         let opsToken = try e.secret("CHRONIR_OPS_TOKEN")
         if let opsToken, opsToken.count < 16 { throw ServiceEnvironment.Invalid("CHRONIR_OPS_TOKEN must be at least 16 characters") }

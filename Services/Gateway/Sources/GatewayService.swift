@@ -54,7 +54,8 @@ public enum GatewayService {
         InvitationRoutes.add(to: router, gateway: gateway)
         BillingRoutes.add(to: router, gateway: gateway, logger: runtime.logs.logger("webhooks"))
         let hub = LiveHub(notifications: clients.notifications, telemetry: runtime.telemetry, perUser: config.liveStreamsPerAccount,
-                          buffer: config.liveBuffer, writeDelay: config.liveWriteDelay)
+                          buffer: config.liveBuffer, writeDelay: config.liveWriteDelay,
+                          clock: LiveClock(ahead: config.clockAhead), clockInterval: config.clockCheckInterval)
         NotificationRoutes.add(to: router, gateway: gateway, hub: hub, writeTimeout: config.httpWriteTimeout)
         OpsRoutes.add(to: router, gateway: gateway, token: config.opsToken, recent: recent, logger: runtime.logs.logger("ops"))
         // The web client and the operations page (CHRONIR_WEB_ROOT; `web/` of the checkout by

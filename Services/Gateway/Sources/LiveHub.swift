@@ -27,6 +27,10 @@ final class LiveHub: EventApplier, Service {
     private let notifications: RPCClient
     private let telemetry: Telemetry
     private let due = WakeSignal()
+    /// The database's clock, which instants are set by (``LiveClock``).
+    let clock: LiveClock
+    /// How often ``clock`` is read again (`CHRONIR_CLOCK_CHECK_INTERVAL`).
+    private let clockInterval: Duration
     /// Ids loaded from the waiting list at start: the stream may bring them again.
     private let preloaded = Mutex<Set<Int64>>([])
 
@@ -37,11 +41,14 @@ final class LiveHub: EventApplier, Service {
     /// tests only): a client slower than its notifications, so the buffer fills.
     let writeDelay: Duration
 
-    init(notifications: RPCClient, telemetry: Telemetry, perUser: Int = 10, buffer: Int = 1024, writeDelay: Duration = .zero) {
+    init(notifications: RPCClient, telemetry: Telemetry, perUser: Int = 10, buffer: Int = 1024, writeDelay: Duration = .zero,
+         clock: LiveClock = LiveClock(), clockInterval: Duration = .seconds(10)) {
         self.notifications = notifications
         self.writeDelay = writeDelay
         self.telemetry = telemetry
-        self.router = LiveRouter(telemetry: telemetry, perUser: perUser, buffer: buffer, now: liveNow())
+        self.clock = clock
+        self.clockInterval = clockInterval
+        self.router = LiveRouter(telemetry: telemetry, perUser: perUser, buffer: buffer, now: clock.now())
     }
 
     /// Live connections now.
@@ -65,16 +72,50 @@ final class LiveHub: EventApplier, Service {
     /// Notifications waiting for their instant.
     var waiting: Int { router.waiting }
 
-    /// Releases waiting notifications at their instants.
+    /// Releases waiting notifications at their instants, and reads the database's clock every
+    /// ``clockInterval``.
     func run() async throws {
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                let now = liveNow()
-                self.trace(self.router.release(now: now))
-                let next = self.router.nextInstant ?? (now + 1000)
-                await self.due.wait(timeout: .milliseconds(max(1, min(next - liveNow(), 1000))))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: self.clockInterval)
+                        await self.measureClock()
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        let now = self.clock.now()
+                        self.trace(self.router.release(now: now))
+                        let next = self.router.nextInstant ?? (now + 1000)
+                        await self.due.wait(timeout: .milliseconds(max(1, min(next - self.clock.now(), 1000))))
+                    }
+                }
             }
         }
+    }
+
+    /// Reads the database's clock through three `notifications.head` calls and keeps the
+    /// fastest (``LiveClock``); returns the stream's head from the last answer.
+    @discardableResult
+    func measureClock() async -> Int64? {
+        var readings: [LiveClock.Reading] = []
+        var head: Int64?
+        for _ in 0..<3 {
+            let sent = monotonicMilliseconds()
+            guard let answer = try? await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)) else { continue }
+            let answered = monotonicMilliseconds()
+            head = answer.head
+            if let db = answer.databaseNow { readings.append(.init(sent: sent, database: db, answered: answered)) }
+        }
+        let before = clock.isMeasured ? nil : clock.wallOffsetMilliseconds
+        clock.record(readings)
+        if let before, clock.isMeasured, abs(clock.wallOffsetMilliseconds) > 250 {
+            telemetry.logger.warning("this host's clock is off from the database's; live notifications ring by the database's",
+                                     metadata: ["offsetMs": "\(clock.wallOffsetMilliseconds)", "before": "\(before)"])
+        }
+        telemetry.gauge("chronir_gateway_clock_offset_ms").record(clock.wallOffsetMilliseconds)
+        return head
     }
 
     /// Live streams carry the moment only (the inbox is the record): a rewound stream is followed.
@@ -82,6 +123,8 @@ final class LiveHub: EventApplier, Service {
 
     func checkpoint(stream: String) async throws -> Int64 {
         if let s = start.withLock({ $0 }) { return s }
+        // The clock first: what was loaded waits by it.
+        await measureClock()
         let head = try await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)).head
         // What is already waiting was published before the head: load it (the stream may bring
         // some of it again; a repeat is dropped).
@@ -113,7 +156,7 @@ final class LiveHub: EventApplier, Service {
                 arrive(n, json: raw, envelope: e.envelope, preloaded: false)
             case NotificationsEvents.notificationWithdrawn:
                 guard let w = try? e.envelope.decodePayload(NotificationsEvents.NotificationWithdrawn.self) else { continue }
-                trace(router.withdraw(user: w.userId, ids: Set(w.ids), now: liveNow()))
+                trace(router.withdraw(user: w.userId, ids: Set(w.ids), now: clock.now()))
             default:
                 continue
             }
@@ -127,7 +170,7 @@ final class LiveHub: EventApplier, Service {
     }
 
     private func arrive(_ n: LiveNotification, json: Data, envelope: Envelope?, preloaded isPreloaded: Bool) {
-        let now = liveNow()
+        let now = clock.now()
         let at = Int64((n.createdAt.timeIntervalSince1970 * 1000).rounded(.up))
         let bytes = NotificationRoutes.frame(id: n.id, type: n.type, json: json)
         let pending = Pending(notification: n, frame: Frame(id: n.id, bytes: bytes), envelope: envelope, arrived: now)
@@ -144,7 +187,7 @@ final class LiveHub: EventApplier, Service {
                                     metadata: ["user": "\(o.user)", "from": "\(o.from)", "buffer": "\(router.buffer)"])
         }
         guard !out.items.isEmpty else { return }
-        let now = liveNow()
+        let now = clock.now()
         for p in out.items {
             guard let envelope = p.envelope else { continue }
             let span = telemetry.startProcessSpan(envelope, destination: "gateway.live", kind: .consumer)
@@ -168,6 +211,3 @@ final class LiveHub: EventApplier, Service {
                                 metadata: ["stream": "\(stream)", "to": "\(seq)", "reason": "\(reason)"])
     }
 }
-
-/// Wall-clock milliseconds (the instants notifications wait for are wall-clock times).
-private func liveNow() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }

@@ -57,6 +57,13 @@ public enum NotificationsService {
         parts.services.append(alarms.subscriber)
         parts.services.append(scheduler.subscriber)
         parts.services.append(worker)
+        // Inbox ids above every id handed out before, even after the database went back: raised
+        // before the consumers start, then every second.
+        let floorLogger = runtime.logs.logger("inbox")
+        do { try await store.raiseIdFloor() } catch { floorLogger.warning("inbox id floor not raised at start: \(error)") }
+        parts.services.append(PeriodicService("inbox id floor", every: .seconds(1), logger: floorLogger) {
+            do { try await store.raiseIdFloor() } catch { floorLogger.debug("inbox id floor not raised: \(error)") }
+        })
         let retention = RetentionSweeper(store: store, retention: config.retention, logger: runtime.logs.logger("retention"))
         parts.services.append(PeriodicService("retention sweep", every: config.retentionSweep, logger: runtime.logs.logger("retention")) {
             try await retention.sweep()

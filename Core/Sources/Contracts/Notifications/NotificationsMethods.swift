@@ -73,7 +73,14 @@ public enum NotificationsMethods {
         public typealias Request = Empty
         public struct Response: Codable, Sendable {
             public var head: Int64
-            public init(head: Int64) { self.head = head }
+            /// PostgreSQL's clock when the head was read, in milliseconds since the epoch: the
+            /// clock instants are set by, which a gateway waits by (absent from a peer of an
+            /// earlier release).
+            public var databaseNow: Int64?
+            public init(head: Int64, databaseNow: Int64? = nil) {
+                self.head = head
+                self.databaseNow = databaseNow
+            }
         }
         public static let type = "notifications.head"
     }

@@ -11,7 +11,8 @@ struct InboxHandlers: Sendable {
         router.on(NotificationsMethods.Inbox.self) { req, ctx in try await inbox(req, user: try ctx.requireActor()) }
         router.on(NotificationsMethods.Ack.self) { req, ctx in try await ack(req.id, user: try ctx.requireActor()) }
         router.on(NotificationsMethods.Head.self) { _, _ in
-            .init(head: try await store.streamHead() ?? 0)
+            let (head, now) = try await store.streamHeadAndClock()
+            return .init(head: head ?? 0, databaseNow: now)
         }
         router.on(NotificationsMethods.Attempts.self) { req, _ in try await attempts(req) }
         router.on(NotificationsMethods.Waiting.self) { req, _ in try await waiting(req) }

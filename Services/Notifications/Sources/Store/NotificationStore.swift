@@ -76,6 +76,28 @@ struct NotificationStore: Sendable {
         if !ok { throw TransactionConflict("an inbox lock below one this transaction holds is busy") }
     }
 
+    /// Raises the inbox's id sequence to the database's clock in microseconds since the epoch
+    /// when it is below, and returns whether it did. Run at start and every second
+    /// (``NotificationsService``), so every id handed out is below the clock's microseconds:
+    /// the inbox of a database that went back (restored from a backup, a failover to a standby
+    /// that lagged) numbers its next rows above every id a client may hold as its cursor
+    /// (`since`, `Last-Event-ID`), instead of reusing ids the client has passed — rows the
+    /// client would never be sent. Fewer than a million ids a second keep the ids below the
+    /// clock; 1.8e15 today, under JavaScript's 2^53 until the 23rd century. One bump at a time
+    /// (an advisory lock), so a bump never takes the sequence back under a later one.
+    @discardableResult
+    func raiseIdFloor() async throws -> Bool {
+        try await database.transaction { c in
+            try await c.query("SELECT pg_advisory_xact_lock(\(Self.inboxLockClass), -1)", logger: self.database.logger).drain()
+            let raised = try await c.query("""
+                SELECT setval('inbox_id_seq', f, false)
+                FROM (SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS f) x, inbox_id_seq s
+                WHERE s.last_value < x.f
+                """, logger: self.database.logger).drain()
+            return raised > 0
+        }
+    }
+
     /// How many inbox locks there are (a power of two): the most one transaction holds.
     static let inboxLockBuckets: Int32 = 1024
     /// The first key of the two-key advisory locks of inboxes (apart from every one-key lock).
@@ -234,6 +256,17 @@ struct NotificationStore: Sendable {
     /// The last sequence number of the `notifications` outbox stream; nil before its first event.
     func streamHead() async throws -> Int64? {
         try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self)
+    }
+
+    /// The stream's head and the database's clock (`clock_timestamp()`, milliseconds since
+    /// the epoch), read by one statement.
+    func streamHeadAndClock() async throws -> (Int64?, Int64?) {
+        let rows = try await database.query("""
+            SELECT (SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'),
+                   (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+            """)
+        for try await row in rows { return try row.decode((Int64?, Int64?).self) }
+        return (nil, nil)
     }
 
     /// The types of silent entries: sync signals for devices and live streams, left out of the
