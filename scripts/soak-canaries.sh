@@ -9,7 +9,7 @@
 # Each canary's soak output is in .run/canaries/<name>.log; the summary names each canary with
 # the soak's verdict line and its first problem.
 #   ack-before-apply       a consumer commits its checkpoint before it applies the batch
-#   number-outside-lock    events numbered by a statement of their own, not under the head's lock held to commit
+#   number-outside-lock    events numbered from a sequence (nextval) before the head's lock, not under it held to commit
 #   no-resume-read         the live stream ignores Last-Event-ID on a reconnect
 #   release-waiting-early  the gateway lets a waiting notification out a second before its instant
 set -uo pipefail

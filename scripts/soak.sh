@@ -270,6 +270,25 @@ episode() {
         sleep "$param"
         for rule in "${rules[@]}"; do iptables -w -D INPUT $rule || true; done
         serve=$victim ;;
+    clock)
+        # libfaketime steps the wall clock only (CLOCK_REALTIME; the monotonic clock, which the
+        # services carry their database-clock readings by, is left alone).
+        local lib
+        lib=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -1)
+        if [ -z "$lib" ]; then
+            log "#$n $stage: clock $victim SKIPPED: libfaketime is not installed"
+            echo "$class skipped $victim $stage" >> "$out/recovery.txt"
+            return
+        fi
+        pid=$(cat ".run/pids/$victim.pid"); remember "$victim" "$pid"
+        kill -KILL "$pid"
+        newpid=$(relaunch "$victim" "$out/env.$victim" LD_PRELOAD="$lib" FAKETIME="$( [ "$param" -ge 0 ] && echo +)${param}s" \
+                 FAKETIME_DONT_FAKE_MONOTONIC=1 FAKETIME_DONT_RESET=1)
+        log "#$n $stage: clock of $victim stepped ${param}s (libfaketime) for 20s"
+        sleep 20
+        kill -KILL "$newpid" 2>/dev/null || true
+        relaunch "$victim" "$out/env.$victim" > /dev/null
+        serve=$victim ;;
     conns)
         log "#$n $stage: every database connection of $victim terminated"
         q "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'chronir_$victim'" > /dev/null || true ;;

@@ -28,13 +28,20 @@ Classes (parameter):
   blackhole  a service replica's bus ports (request and publish) dropped on loopback by
              iptables, both directions (seconds)
   conns      every database connection of one service terminated (pg_terminate_backend)
+  clock      a gateway, notifications or scheduler replica restarted under libfaketime with its
+             wall clock stepped (signed seconds, 2…8 either way; the monotonic clock left
+             alone), for 20 s, then restarted with the host's clock
 """
 import argparse
 import random
 
 SERVICES = ["accounts", "alarms", "scheduler", "notifications", "invitations", "billing"]
 BUSY_CONSUMERS = ["alarms", "scheduler", "notifications"]
-CLASSES = ["kill", "stop", "pg", "failpoint", "blackhole", "conns"]
+CLASSES = ["kill", "stop", "pg", "failpoint", "blackhole", "conns", "clock"]
+# The processes whose own clock could decide when something rings or is due.
+CLOCKED = ["gateway", "notifications", "scheduler"]
+# How long a replica runs with its clock stepped.
+CLOCK_SECONDS = 20
 # Seconds relative to the due instant (lead 10 s): where each stage of the paths runs.
 def stages(lead):
     return {
@@ -89,7 +96,8 @@ def plan(seed, minutes, replicas, lead):
                 bag.remove(cls)
                 return (cls, svc, 0, 0, 5)
             # Failpoints where consumer transactions run all the time (the fire and completion paths).
-            pool = SERVICES + ["gateway"] if cls in ("kill", "stop") else BUSY_CONSUMERS if cls == "failpoint" else list(SERVICES)
+            pool = (SERVICES + ["gateway"] if cls in ("kill", "stop") else BUSY_CONSUMERS if cls == "failpoint"
+                    else CLOCKED if cls == "clock" else list(SERVICES))
             svc = rng.choice(pool)
             victim = rng.choice(replicas_of[svc])
             if svc in taken:
@@ -100,10 +108,12 @@ def plan(seed, minutes, replicas, lead):
                 param = rng.randint(3, 8) if rng.random() < 0.5 else rng.randint(12, 25)
             elif cls == "failpoint":
                 param = rng.randint(1, 4)
+            elif cls == "clock":
+                param = rng.choice([-1, 1]) * rng.randint(2, 8)
             else:  # blackhole
                 param = rng.randint(5, 20)
             # How long the fault lasts: a failpoint waits up to 30 s for its application, then a relaunch.
-            duration = 32 + param if cls == "failpoint" else param
+            duration = 32 + param if cls == "failpoint" else CLOCK_SECONDS if cls == "clock" else param
             pick = rng.randint(0, 999)
             if not free(svc, at, duration):
                 continue
