@@ -6,6 +6,7 @@ import Synchronization
 /// client's knowledge; the server rolled it back when it closed the connection).
 public struct ConnectionClosedUnderTransaction: Error, CustomStringConvertible {
     public var description: String { "the database connection closed during the transaction" }
+    public init() {}
 }
 
 /// Runs `operation` (the statements of one transaction on `connection`) and answers with its

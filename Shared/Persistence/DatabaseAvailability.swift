@@ -24,7 +24,7 @@ public final class DatabaseAvailability: Sendable {
     /// statement it refused): connection failures, a closed or lost connection, and the
     /// server's own shutdown and connection codes (SQLSTATE classes 08 and 57P).
     public static func isOutage(_ error: any Error) -> Bool {
-        if error is DatabaseUnavailable || error is DeadlineExceeded { return true }
+        if error is DatabaseUnavailable || error is DeadlineExceeded || error is ConnectionClosedUnderTransaction { return true }
         guard let e = error as? PSQLError else { return false }
         switch e.code {
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:

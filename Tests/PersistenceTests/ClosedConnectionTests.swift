@@ -74,6 +74,11 @@ struct ClosedConnectionTests {
         }
     }
 
+    @Test("a transaction abandoned so is an outage (answered 503 with Retry-After), not an internal error")
+    func abandonedIsAnOutage() {
+        #expect(DatabaseAvailability.isOutage(ConnectionClosedUnderTransaction()))
+    }
+
     @Test("a cancelled caller waits for its transaction to end on a live connection before the connection goes back")
     func cancellationWaits() async throws {
         let url = try await TestDatabase.create("closed-conn-cancel")
