@@ -18,7 +18,7 @@ import sys
 from html import escape
 
 CLASS_COLOURS = {"kill": "#d62728", "stop": "#ff7f0e", "pg": "#9467bd", "failpoint": "#8c564b",
-                 "blackhole": "#1f77b4", "conns": "#2ca02c"}
+                 "blackhole": "#1f77b4", "conns": "#2ca02c", "clock": "#17becf"}
 
 
 def clock_seconds(text, day):
@@ -103,8 +103,12 @@ def svg(episodes, fires, planned, lateness, lag, title):
         return left + (t - lo) / span * (width - left - right)
 
     out = []
-    y = 40
-    out.append(f'<text x="{left}" y="24" font-size="15" font-weight="bold">{escape(title)}</text>')
+    y = 48
+    # The verdict in two lines at most: "soak: planned …, late 0," / "faults …".
+    head, _, tail = title.partition(", faults")
+    out.append(f'<text x="8" y="20" font-size="13" font-weight="bold">{escape(head)}</text>')
+    if tail:
+        out.append(f'<text x="8" y="36" font-size="12">faults{escape(tail)}</text>')
     # Fault lanes.
     classes = sorted({e[1] for e in episodes})
     lane = 18
@@ -152,7 +156,7 @@ def svg(episodes, fires, planned, lateness, lag, title):
 
     panel("fires", [(t, got) for t, got, _ in fires], "pushes", "#1f77b4", extra=[(lo, 0)] + planned,
           extra_label="planned (due so far)")
-    panel("p99 lateness", lateness, "ms", "#d62728")
+    panel("p99 lateness", lateness, "ms, of every fire so far", "#d62728")
     panel("consumer lag", lag, "events behind the head", "#2ca02c")
     # The axis.
     out.append(f'<line x1="{left}" x2="{width - right}" y1="{y}" y2="{y}" stroke="#333"/>')

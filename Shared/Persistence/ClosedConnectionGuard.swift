@@ -37,6 +37,9 @@ func untilClosed<T: Sendable>(_ connection: PostgresConnection, grace: Duration,
             guard connection.isClosed else { continue }
             guard (try? await Task.sleep(for: grace)) != nil else { return }
             outcome.finish(.failure(ConnectionClosedUnderTransaction()))
+            // What it still does (a call to another service) stops at its next check; a
+            // statement it waits on never answers, and the task stays behind with it.
+            work.cancel()
             return
         }
     })

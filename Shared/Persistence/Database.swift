@@ -83,15 +83,19 @@ public final class Database: Service, Sendable {
                                     return value
                                 } catch {
                                     // A closed connection has no transaction left to roll back (the server
-                                    // ended it), and a statement sent on it would never be answered.
-                                    if !connection.isClosed && !Self.isConnectionLoss(error) {
+                                    // ended it), and a statement sent on it would never be answered. One
+                                    // still open is rolled back whatever the error says (a lost connection
+                                    // elsewhere, a nested transaction's): it goes back to the pool.
+                                    if !connection.isClosed {
                                         _ = try? await connection.query("ROLLBACK", logger: logger)
                                     }
                                     throw error
                                 }
                             }
                         } catch {
-                            if !progress.isCommitSent && (Self.isConnectionLoss(error) || error is DatabaseUnavailable) {
+                            // Run again only when this very connection went away before COMMIT was
+                            // sent (an error that says "connection lost" about another one is not).
+                            if !progress.isCommitSent && connection.isClosed {
                                 throw ConnectionLostBeforeCommit(underlying: error)
                             }
                             throw error
@@ -142,21 +146,6 @@ public final class Database: Service, Sendable {
     /// those.
     static func ensureOpen(_ connection: PostgresConnection) throws {
         if connection.isClosed { throw DatabaseUnavailable() }
-    }
-
-    /// The connection went away or the server is going (rather than a statement failing on a
-    /// live connection): no ROLLBACK is sent then.
-    static func isConnectionLoss(_ error: any Error) -> Bool {
-        if error is ConnectionClosedUnderTransaction { return true }
-        guard let e = error as? PSQLError else { return false }
-        switch e.code {
-        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
-            return true
-        case .server:
-            return (e.serverInfo?[.sqlState] ?? "").hasPrefix("57P0")   // the server is shutting this backend down
-        default:
-            return false
-        }
     }
 
     /// Deadlock detected (40P01) or serialization failure (40001).

@@ -74,6 +74,31 @@ struct ClosedConnectionTests {
         }
     }
 
+    @Test("a body that throws a lost-connection error about another connection: its own, still open, is rolled back and the body is not run again")
+    func lossElsewhereIsNotThisConnections() async throws {
+        let url = try await TestDatabase.create("closed-conn-elsewhere")
+        var config = try DatabaseConfig.parse(url: url, schema: "public")
+        config.poolSize = 1   // the next transaction gets the same connection
+        let db = try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await run(db) { db in
+            try await db.query("CREATE TABLE marks (id int PRIMARY KEY)")
+            let attempts = Mutex(0)
+            await #expect(throws: ConnectionClosedUnderTransaction.self) {
+                try await db.transaction { c in
+                    attempts.withLock { $0 += 1 }
+                    try await c.query("INSERT INTO marks VALUES (1)", logger: db.logger)
+                    // As a nested transaction on another database that lost its connection would throw.
+                    throw ConnectionClosedUnderTransaction()
+                }
+            }
+            #expect(attempts.withLock { $0 } == 1, "run again for another connection's loss")
+            let open = try await db.transaction { c in
+                try await c.query("SELECT count(*)::int FROM marks", logger: db.logger).first(Int32.self)
+            }
+            #expect(open == 0, "the first transaction's insert was left open on the pooled connection")
+        }
+    }
+
     @Test("a transaction abandoned so is an outage (answered 503 with Retry-After), not an internal error")
     func abandonedIsAnOutage() {
         #expect(DatabaseAvailability.isOutage(ConnectionClosedUnderTransaction()))
