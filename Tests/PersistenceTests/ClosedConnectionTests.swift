@@ -13,28 +13,14 @@ import Testing
 /// runners waited so for good.
 @Suite("A transaction whose connection closes under it ends")
 struct ClosedConnectionTests {
-    func pool(_ url: String) throws -> Database {
-        var config = try DatabaseConfig.parse(url: url, schema: "public")
-        config.poolSize = 2
-        return try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-    }
-
-    func run<T: Sendable>(_ db: Database, _ body: (Database) async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await db.client.run() }
-            defer { group.cancelAll() }
-            return try await body(db)
-        }
-    }
-
     @Test("its backend terminated between two statements: the next statement ends the attempt within the grace period, and the transaction runs again",
           .timeLimit(.minutes(1)))
     func terminatedBetweenStatements() async throws {
         let url = try await TestDatabase.create("closed-conn")
-        let db = try pool(url)
-        let admin = try pool(url)
-        try await run(db) { db in
-            try await run(admin) { admin in
+        let db = try testPool(url)
+        let admin = try testPool(url)
+        try await withPool(db) { db in
+            try await withPool(admin) { admin in
                 try await db.query("CREATE TABLE marks (id int PRIMARY KEY, attempt int NOT NULL)")
                 let attempts = Mutex(0)
                 let started = ContinuousClock.now
@@ -77,10 +63,8 @@ struct ClosedConnectionTests {
     @Test("a body that throws a lost-connection error about another connection: its own, still open, is rolled back and the body is not run again")
     func lossElsewhereIsNotThisConnections() async throws {
         let url = try await TestDatabase.create("closed-conn-elsewhere")
-        var config = try DatabaseConfig.parse(url: url, schema: "public")
-        config.poolSize = 1   // the next transaction gets the same connection
-        let db = try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-        try await run(db) { db in
+        let db = try testPool(url, size: 1)   // the next transaction gets the same connection
+        try await withPool(db) { db in
             try await db.query("CREATE TABLE marks (id int PRIMARY KEY)")
             let attempts = Mutex(0)
             await #expect(throws: ConnectionClosedUnderTransaction.self) {
@@ -107,8 +91,8 @@ struct ClosedConnectionTests {
     @Test("a cancelled caller waits for its transaction to end on a live connection before the connection goes back")
     func cancellationWaits() async throws {
         let url = try await TestDatabase.create("closed-conn-cancel")
-        let db = try pool(url)
-        try await run(db) { db in
+        let db = try testPool(url)
+        try await withPool(db) { db in
             let bodyEnded = Mutex(false)
             let caller = Task {
                 try await db.transaction { c in

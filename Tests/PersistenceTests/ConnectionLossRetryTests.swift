@@ -12,28 +12,14 @@ import Testing
 /// alarms service was terminated: `pg_terminate_backend`, a failover, an idle-session kill).
 @Suite("A transaction that lost its connection before COMMIT runs again")
 struct ConnectionLossRetryTests {
-    func pool(_ url: String) throws -> Database {
-        var config = try DatabaseConfig.parse(url: url, schema: "public")
-        config.poolSize = 2
-        return try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-    }
-
-    func run<T: Sendable>(_ db: Database, _ body: (Database) async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await db.client.run() }
-            defer { group.cancelAll() }
-            return try await body(db)
-        }
-    }
-
     @Test("its backend terminated during a statement: the transaction runs again and its row is written once",
           .timeLimit(.minutes(1)))
     func terminatedMidTransaction() async throws {
         let url = try await TestDatabase.create("conn-loss")
-        let db = try pool(url)
-        let admin = try pool(url)
-        try await run(db) { db in
-            try await run(admin) { admin in
+        let db = try testPool(url)
+        let admin = try testPool(url)
+        try await withPool(db) { db in
+            try await withPool(admin) { admin in
                 try await db.query("CREATE TABLE marks (id int PRIMARY KEY, attempt int NOT NULL)")
                 let attempts = Mutex(0)
                 let started = ContinuousClock.now
@@ -64,8 +50,8 @@ struct ConnectionLossRetryTests {
     func ownErrorsPropagate() async throws {
         struct Refused: Error {}
         let url = try await TestDatabase.create("conn-loss-own")
-        let db = try pool(url)
-        try await run(db) { db in
+        let db = try testPool(url)
+        try await withPool(db) { db in
             let attempts = Mutex(0)
             await #expect(throws: Refused.self) {
                 try await db.transaction { _ in

@@ -10,28 +10,13 @@ import Testing
 /// the server probes idle connections so a vanished client stops holding its locks.
 @Suite("Statement timeout and keepalives")
 struct StatementTimeoutTests {
-    func pool(_ url: String, statementTimeout: Duration?) throws -> Database {
-        var config = try DatabaseConfig.parse(url: url, schema: "public")
-        config.poolSize = 2
-        config.statementTimeout = statementTimeout
-        return try Database(config: config, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
-    }
-
-    func run<T: Sendable>(_ db: Database, _ body: (Database) async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await db.client.run() }
-            defer { group.cancelAll() }
-            return try await body(db)
-        }
-    }
-
     @Test("a statement waiting on a lock past the timeout fails with 57014; without a timeout it waits; keepalives are set")
     func statementTimeout() async throws {
         let url = try await TestDatabase.create("stmt-timeout")
-        let bounded = try pool(url, statementTimeout: .milliseconds(500))
-        let unbounded = try pool(url, statementTimeout: nil)
-        try await run(bounded) { db in
-            try await run(unbounded) { other in
+        let bounded = try testPool(url, statementTimeout: .milliseconds(500))
+        let unbounded = try testPool(url, statementTimeout: nil)
+        try await withPool(bounded) { db in
+            try await withPool(unbounded) { other in
                 #expect(try await db.query("SHOW statement_timeout").first(String.self) == "500ms")
                 #expect(try await db.query("SHOW tcp_keepalives_idle").first(String.self) == "30")
                 try await other.query("CREATE TABLE held (id int PRIMARY KEY)")

@@ -123,9 +123,13 @@ final class LiveHub: EventApplier, Service {
 
     func checkpoint(stream: String) async throws -> Int64 {
         if let s = start.withLock({ $0 }) { return s }
-        // The clock first: what was loaded waits by it.
-        await measureClock()
-        let head = try await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)).head
+        // The clock first: what was loaded waits by it. Its calls bring the head too; asked
+        // again only when none of them was answered.
+        let measured = await measureClock()
+        var head = measured ?? 0
+        if measured == nil {
+            head = try await notifications.call(NotificationsMethods.Head.self, Empty(), timeout: .seconds(3)).head
+        }
         // What is already waiting was published before the head: load it (the stream may bring
         // some of it again; a repeat is dropped).
         var after: Int64 = 0

@@ -254,10 +254,6 @@ struct NotificationStore: Sendable {
     // MARK: The inbox API
 
     /// The last sequence number of the `notifications` outbox stream; nil before its first event.
-    func streamHead() async throws -> Int64? {
-        try await database.query("SELECT last_seq FROM outbox_streams WHERE stream = 'notifications'").first(Int64.self)
-    }
-
     /// The stream's head and the database's clock (`clock_timestamp()`, milliseconds since
     /// the epoch), read by one statement.
     func streamHeadAndClock() async throws -> (Int64?, Int64?) {
