@@ -13,7 +13,8 @@
 #     row reaches its client's stream, ids strictly increase, nothing misrouted or early, every
 #     alarm creation and completion succeeded, no 5xx or transport error left unrecovered;
 #   - fire lateness under --late-bound (default 60 s);
-#   - the database: every stream numbered densely; after the drain, every consumer checkpoint
+#   - the database: every stream numbered densely and committed in its numbers' order
+#     (track_commit_timestamp); after the drain, every consumer checkpoint
 #     equal to its producer's head; no dead letter; heads and checkpoints sampled each second
 #     never went back;
 #   - every episode recovered within 60 s, by work: the victim answers its readiness probe and
@@ -60,6 +61,8 @@ export CHRONIR_BUS_KEYS=${CHRONIR_BUS_KEYS:-$PWD/.run/keys}
 export CHRONIR_SCRYPT_LOG_N=${CHRONIR_SCRYPT_LOG_N:-10}
 # A PostgreSQL of its own, empty at every start: the database checks read everything in it.
 export CHRONIR_PG_PORT=${CHRONIR_PG_PORT:-55434} CHRONIR_PG_DIR=${CHRONIR_PG_DIR:-.run/soak-pg}
+# Each row's commit time, so the database checks can see the order streams were committed in.
+export CHRONIR_PG_OPTS="${CHRONIR_PG_OPTS:-} -c track_commit_timestamp=on"
 pg_port=$CHRONIR_PG_PORT
 pg_dir=$CHRONIR_PG_DIR
 scripts/pg.sh stop "$pg_dir" >/dev/null 2>&1 || true
@@ -341,6 +344,18 @@ for s in "${schemas[@]}"; do
     if [ "$cnt" != "$distinct" ] || [ "$hi" != "$head" ] || { [ "$cnt" -gt 0 ] && { [ "$lo" != 1 ] || [ $((hi - lo + 1)) != "$cnt" ]; }; }; then
         db_problems+=("stream $s: $cnt rows, $distinct numbers, $lo…$hi, head $head (not 1…head once each)")
     fi
+    # Committed in their numbers' order: a number is taken under the stream's lock, held until
+    # COMMIT, so a row never commits after a higher one. A reader of "after my checkpoint" (the
+    # relay, a consumer's replay) would otherwise pass over a row that commits later below it;
+    # the consumers' gap replay heals that, so the lost rows would not show in the load's audit.
+    # (Each row's last writer: the transaction that numbered it, at commit or in the relay.)
+    row=$(q "SELECT count(*), coalesce(min(seq), 0) FROM (
+                 SELECT seq, pg_xact_commit_timestamp(xmin) AS at,
+                        max(pg_xact_commit_timestamp(xmin)) OVER (PARTITION BY stream ORDER BY seq
+                                                                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
+                 FROM $s.outbox WHERE seq IS NOT NULL) r WHERE at < before") || { db_problems+=("stream $s: commit order unreadable"); continue; }
+    IFS='|' read -r late first <<< "$row"
+    [ "$late" = 0 ] || db_problems+=("stream $s: $late rows committed before a lower number (the first: $first): numbered outside the stream's lock")
 done
 # After the drain every consumer reaches its producer's head (a minute at most; nothing is
 # written now): one read in which every checkpoint equals its head, or the last read's differences.

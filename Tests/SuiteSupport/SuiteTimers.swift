@@ -56,10 +56,11 @@ extension TestSuite {
 
 extension TestSuite {
     /// Starts the notifications service pointed at `push`, looking for due pushes every `poll`
-    /// (default 50 ms) besides its wakes.
-    func startNotifications(_ push: FakePushServer, poll: String? = nil) throws {
+    /// (default 50 ms) besides its wakes, with `extra` settings.
+    func startNotifications(_ push: FakePushServer, poll: String? = nil, extra: [String: String] = [:]) throws {
         try start("notifications", migrations: NotificationsService.migrations,
-                  extra: push.environment.merging(["CHRONIR_DELIVERY_POLL": poll ?? "50ms"]) { $1 }, build: NotificationsService.build)
+                  extra: push.environment.merging(["CHRONIR_DELIVERY_POLL": poll ?? "50ms"]) { $1 }.merging(extra) { $1 },
+                  build: NotificationsService.build)
     }
 
     /// Waits until notifications knows `count` devices of the user.

@@ -60,6 +60,10 @@ public struct NotificationsConfig: ServiceConfig {
     /// How often old inbox entries are swept, besides at start (`CHRONIR_INBOX_SWEEP_INTERVAL`,
     /// default 1 h; more than 0).
     public var retentionSweep: Duration
+    /// Fault tests only (`CHRONIR_FAILPOINT_CLOCK_AHEAD`, a duration; default 0): this service
+    /// reads its host's wall clock that far ahead, as a host whose NTP stopped would. Nothing
+    /// that decides when a notification may be seen reads that clock (the database's decides).
+    public var clockAhead: Duration
 
     public init(environment e: ServiceEnvironment) throws {
         if let keyFile = e.optional("CHRONIR_APNS_KEY_FILE") {
@@ -104,6 +108,13 @@ public struct NotificationsConfig: ServiceConfig {
         retention = try e.duration("CHRONIR_INBOX_RETENTION", .seconds(30 * 86_400))
         retentionSweep = try e.duration("CHRONIR_INBOX_SWEEP_INTERVAL", .seconds(3600))
         guard retentionSweep > .zero else { throw ServiceEnvironment.Invalid("CHRONIR_INBOX_SWEEP_INTERVAL must be more than 0") }
+        clockAhead = try e.duration("CHRONIR_FAILPOINT_CLOCK_AHEAD", .zero)
+    }
+
+    /// This host's wall clock (skewed by ``clockAhead``): for what only orders or wakes work.
+    var hostClock: @Sendable () -> Date {
+        let ahead = Double(clockAhead.components.seconds) + Double(clockAhead.components.attoseconds) / 1e18
+        return { Date().addingTimeInterval(ahead) }
     }
 
     /// The slots of sends (``SendLanes``).

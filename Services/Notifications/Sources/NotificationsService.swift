@@ -45,7 +45,7 @@ public enum NotificationsService {
         let worker = DeliveryWorker(store: store, providers: providers, policy: config.retry, telemetry: runtime.telemetry,
                                     logger: logger, poll: config.poll, limits: config.sendLimits, deferFor: config.webhookDefer,
                                     sendBound: max(config.webhookDeadline + .seconds(5), .seconds(15)) + .seconds(2))
-        let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker, store: store)
+        let handlers = NotificationEventHandlers(outbox: outbox.writer, worker: worker, store: store, hostClock: config.hostClock)
         InboxHandlers(store: store).register(into: &router)
         let scheduler = try runtime.makePushedSubscriber(to: .scheduler, handlers: handlers.scheduler, database: database, router: &router, wakes: outbox.writer)
         let accounts = try runtime.makeSubscriber(to: .accounts, handlers: handlers.accounts, database: database, wakes: outbox.writer)

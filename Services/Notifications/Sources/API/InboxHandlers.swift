@@ -23,16 +23,11 @@ struct InboxHandlers: Sendable {
         guard (1...500).contains(limit) else { throw ServiceError(.validationFailed, "limit must be 1...500") }
         let since = req.since ?? 0
         guard since >= 0 else { throw ServiceError(.validationFailed, "since must be a cursor from an earlier answer") }
-        // An entry waiting for its instant ends the page, and what follows it waits too: a
-        // cursor never passes an entry the client has not been able to see.
-        let now = Date()
+        // The store ends the page before an entry waiting for its instant, by the database's
+        // clock: one row more than asked for when there is more after this page.
         var items = try await store.inbox(of: user, after: since, rows: limit + 1, silent: req.silent ?? false)
-        var more = items.count > limit
+        let more = items.count > limit
         if more { items.removeLast() }
-        if let waiting = items.firstIndex(where: { $0.createdAt > now }) {
-            items.removeSubrange(waiting...)
-            more = false
-        }
         return .init(notifications: items, nextCursor: items.last?.id ?? since, hasMore: more)
     }
 

@@ -14,6 +14,8 @@ struct NotificationEventHandlers: Sendable {
     let outbox: OutboxWriter
     let worker: DeliveryWorker
     let store: NotificationStore
+    /// This host's wall clock: it orders a run (urgent first) and arms wakes, and decides nothing.
+    var hostClock: @Sendable () -> Date = { Date() }
 
     var scheduler: EventHandlers {
         var h = EventHandlers(SchedulerEvents.self)
@@ -27,7 +29,7 @@ struct NotificationEventHandlers: Sendable {
             for (event, ctx) in zip(events, run) {
                 for n in event.render(groups: groups) { items.append((n, ctx)) }
             }
-            try await storeBatch(Self.urgentFirst(items, now: Date()), c)
+            try await storeBatch(Self.urgentFirst(items, now: hostClock()), c)
         }
         h.on(SchedulerEvents.fireWithdrawn) { e, ctx, c in
             try await withdraw(e, ctx, c)
@@ -231,7 +233,7 @@ struct NotificationEventHandlers: Sendable {
             worker.wake()
             // Pushes announced ahead go at their instant, not at the next poll after it: armed
             // once the transaction has committed (a claim before it would not see the rows).
-            let now = Date()
+            let now = hostClock()
             let ahead = Array(Set(dAts.filter { $0 > now }))
             if !ahead.isEmpty {
                 if let hooks = CommitHooks.current { hooks.afterCommit { worker.wake(at: ahead) } } else { worker.wake(at: ahead) }

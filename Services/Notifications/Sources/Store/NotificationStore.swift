@@ -145,9 +145,11 @@ struct NotificationStore: Sendable {
 
     /// Deletes the inbox rows of `eventId` still waiting for their instant and drops their
     /// pending deliveries, in one statement. Returns the deleted rows, by user then id.
+    /// "Still waiting" is read at the statement (`clock_timestamp()`), not at the transaction's
+    /// start (`now()`): a row that came due while the batch ran may have been let out already.
     func withdrawWaiting(event eventId: String, on c: PostgresConnection, logger: Logger) async throws -> [(id: Int64, user: String)] {
         let rows = try await c.query("""
-            WITH gone AS (DELETE FROM inbox WHERE event_id = \(eventId) AND created_at > now() RETURNING id, user_id),
+            WITH gone AS (DELETE FROM inbox WHERE event_id = \(eventId) AND created_at > clock_timestamp() RETURNING id, user_id),
             dropped AS (
                 UPDATE deliveries d SET state = 'dropped', last_error = 'fire withdrawn', finished_at = now()
                 FROM gone WHERE d.inbox_id = gone.id AND d.state = 'pending'
@@ -269,12 +271,21 @@ struct NotificationStore: Sendable {
     /// inbox a person reads and not acknowledged there.
     static let silentTypes = ["alarm_changed", "plan_changed"]
 
-    /// Up to `rows` inbox rows of `user` after the cursor `since`, by id; silent entries
-    /// (`alarm_changed`, `plan_changed`: sync signals rather than something to read) only when `silent`.
+    /// Up to `rows` inbox rows of `user` after the cursor `since`, by id, that have come due;
+    /// silent entries (`alarm_changed`, `plan_changed`: sync signals rather than something to
+    /// read) only when `silent`. The page ends before the first row still waiting for its
+    /// instant (a fire announced ahead): what follows it waits too, so a cursor never passes an
+    /// entry the client has not been able to see. Whether a row waits is the database's clock's
+    /// call (`clock_timestamp()`, which the scheduler set the instant by), never this host's: a
+    /// host clock ahead let fires out early (the 20-minute soak, issue 75).
     func inbox(of user: String, after since: Int64, rows: Int, silent: Bool = false) async throws -> [InboxNotification] {
         try await Self.decodeInbox(database.query("""
-            SELECT \(unescaped: Self.inboxColumns) FROM inbox
-            WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type <> ALL(\(Self.silentTypes))) ORDER BY id LIMIT \(rows)
+            SELECT \(unescaped: Self.inboxColumns) FROM (
+                SELECT *, bool_or(created_at > clock_timestamp()) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS held FROM (
+                    SELECT * FROM inbox
+                    WHERE user_id = \(user) AND id > \(since) AND (\(silent) OR type <> ALL(\(Self.silentTypes))) ORDER BY id LIMIT \(rows)
+                ) page
+            ) cut WHERE NOT held ORDER BY id
             """))
     }
 
