@@ -131,7 +131,17 @@ def svg(episodes, fires, planned, lateness, lag, title):
         h = 120
         top = max([v for _, v in series] + ([v for _, v in extra] if extra else []) + [1])
         out.append(f'<text x="8" y="{y + 12}" font-size="12" font-weight="bold">{escape(label)}</text>')
-        out.append(f'<text x="8" y="{y + 28}" font-size="10" fill="#555">max {top:g} {escape(unit)}</text>')
+        # The left margin holds about 20 characters a line: the unit's words wrap under the maximum.
+        lines, line = [], f"max {top:g}"
+        for word in unit.split():
+            if len(line) + 1 + len(word) > 20:
+                lines.append(line)
+                line = word
+            else:
+                line += " " + word
+        lines.append(line)
+        for k, text in enumerate(lines):
+            out.append(f'<text x="8" y="{y + 28 + 12 * k}" font-size="10" fill="#555">{escape(text)}</text>')
         out.append(f'<rect x="{left}" y="{y}" width="{width - left - right}" height="{h}" fill="none" stroke="#ccc"/>')
 
         def path(points, colour, dashed=False, as_step=False):
