@@ -123,6 +123,7 @@ let package = Package(
         .target(
             name: "Persistence",
             dependencies: [
+                core("Wire"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

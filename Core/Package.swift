@@ -74,6 +74,7 @@ let package = Package(
         .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
+        .testTarget(name: "AccountsCoreTests", dependencies: ["AccountsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "StreamCoreTests", dependencies: ["StreamCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),

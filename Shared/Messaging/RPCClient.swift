@@ -18,6 +18,8 @@ public final class RPCClient: Sendable {
     private let source: String
     private let telemetry: Telemetry
     private let defaultTimeout: Duration
+    /// What a call made inside a database transaction meets (``TransactionScope``).
+    private let insideTransaction: TransactionCallPolicy
     private let maxFrameBytes: Int
     /// The largest frame this client sends or takes.
     public var frameLimit: Int { maxFrameBytes }
@@ -46,11 +48,13 @@ public final class RPCClient: Sendable {
     /// `frame`: the layout requests are sent in (servers answer in the same one); JSON for
     /// servers older than the binary layout. `callerSends`: a request goes out on the calling
     /// task's thread when the socket's thread is idle (``SocketOptions/callerSends``).
+    /// `insideTransaction`: what a call made while the caller holds a database transaction meets.
     public init(
         context: ZMQContext, target: String, endpoints: [String], source: String, telemetry: Telemetry,
         defaultTimeout: Duration = .seconds(5), maxFrameBytes: Int = 1 << 20, frame: EnvelopeFrame = .binary,
-        callerSends: Bool = true
+        callerSends: Bool = true, insideTransaction: TransactionCallPolicy = .warn
     ) throws {
+        self.insideTransaction = insideTransaction
         self.layout = frame
         self.target = target
         self.source = source
@@ -105,6 +109,17 @@ public final class RPCClient: Sendable {
         type: String, payload: Data, actor: String? = nil, headers extra: [String: String] = [:], timeout: Duration? = nil,
         idempotencyKey: String? = nil, retries: Int = 0, attachment: Data? = nil
     ) async throws -> Envelope {
+        if let holder = TransactionScope.holder {
+            switch insideTransaction {
+            case .refuse:
+                telemetry.logger.error("a call to another service inside a database transaction refused (CHRONIR_CALLS_IN_TRANSACTIONS=refuse)",
+                                       metadata: ["type": "\(type)", "target": "\(target)"])
+                throw ServiceError(.internalError, "\(type) to \(target) was called inside \(holder); read what it needs before the transaction")
+            case .warn:
+                telemetry.logger.warning("a call to another service inside a database transaction holds its connection and row locks until the answer",
+                                         metadata: ["type": "\(type)", "target": "\(target)"])
+            }
+        }
         let timeout = timeout ?? defaultTimeout
         let id = UUIDv7.string()
         var headers = extra

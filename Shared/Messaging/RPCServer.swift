@@ -164,8 +164,7 @@ public final class RPCServer: Service, Sendable {
             guard admitted else {
                 reject("actor_busy", "\(actor) has \(maxPerActor) requests in progress")
                 reply(to: accepted.identity,
-                      error: ServiceError(.rateLimited, "this account has \(maxPerActor) requests in progress on \(serviceName); try again in a moment",
-                                          details: .object(["retryAfterSeconds": .number(1)])),
+                      error: .rateLimited("this account has \(maxPerActor) requests in progress on \(serviceName); try again in a moment", retryAfter: 1),
                       correlationId: accepted.request.id, layout: accepted.layout)
                 return
             }

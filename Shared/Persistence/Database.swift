@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import PostgresNIO
+import Wire
 import ServiceLifecycle
 import Synchronization
 
@@ -68,7 +69,8 @@ public final class Database: Service, Sendable {
             lastAttempt = hooks
             let progress = TransactionProgress()
             do {
-                let value = try await CommitHooks.$current.withValue(hooks) {
+                // Marked, so a remote call made inside it is seen (``TransactionScope``).
+                let value = try await CommitHooks.$current.withValue(hooks) { try await TransactionScope.$holder.withValue("a database transaction") {
                     try await client.withConnection { connection in
                         do {
                             return try await untilClosed(connection, grace: Self.closedConnectionGrace) { [logger] in
@@ -101,7 +103,7 @@ public final class Database: Service, Sendable {
                             throw error
                         }
                     }
-                }
+                } }
                 hooks.run()
                 return value
             } catch let error as PSQLError where attempt < 3 && Self.isRetryable(error) {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Wire
 import Logging
 import PostgresNIO
 
@@ -23,7 +24,7 @@ public struct Migration: Sendable {
     /// reported instead of silently diverging.
     public var checksum: String {
         let digest = SHA256.hash(data: Data(statements.joined(separator: "\n;\n").utf8))
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Hex.lowercase(digest)
     }
 }
 

@@ -137,36 +137,7 @@ public final class SocketActor: Sendable {
         var bound: [String] = []
         var notifyFD: Int32? = nil
         do {
-            try raw.set(ZMQ_SNDHWM, options.sendHighWaterMark)
-            try raw.set(ZMQ_RCVHWM, options.receiveHighWaterMark)
-            try raw.set(ZMQ_LINGER, options.lingerMilliseconds)
-            try raw.set(ZMQ_RECONNECT_IVL, options.reconnectIntervalMilliseconds)
-            try raw.set(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMilliseconds)
-            if options.tcpKeepAlive {
-                try raw.set(ZMQ_TCP_KEEPALIVE, 1)
-                try raw.set(ZMQ_TCP_KEEPALIVE_IDLE, 30)
-                try raw.set(ZMQ_TCP_KEEPALIVE_INTVL, 10)
-                try raw.set(ZMQ_TCP_KEEPALIVE_CNT, 3)
-            }
-            if let beat = options.heartbeat ?? context.heartbeat {
-                let timeout = ZMQHeartbeat.milliseconds(beat.timeout)
-                try raw.set(ZMQ_HEARTBEAT_IVL, ZMQHeartbeat.milliseconds(beat.interval))
-                try raw.set(ZMQ_HEARTBEAT_TIMEOUT, timeout)
-                try raw.set(ZMQ_HEARTBEAT_TTL, min(timeout, 6_553_000))
-            }
-            try raw.applyCurve(options.curve, security: context.security)
-            if options.curve == .server, context.security != nil { try raw.set(ZMQ_ZAP_DOMAIN, string: options.zapDomain) }
-            // A DEALER over discovered replicas queues only on live connections, like one given a list.
-            if options.immediate || (discovery != nil && options.type == .dealer) { try raw.set(ZMQ_IMMEDIATE, 1) }
-            let hard = options.hardMessageLimit ?? Int64(options.maxFrameBytes) * 16
-            try raw.set(.maxMessageSize, hard)
-            notifyFD = options.callerSends ? try raw.notificationFD() : nil
-            if let identity = options.identity { try raw.set(ZMQ_ROUTING_ID, bytes: [UInt8](identity)) }
-            if options.type == .router {
-                // A reconnecting peer with the same identity takes over its old route.
-                try raw.set(ZMQ_ROUTER_HANDOVER, 1)
-            }
-            for prefix in options.subscriptions { try raw.set(ZMQ_SUBSCRIBE, bytes: [UInt8](prefix)) }
+            notifyFD = try raw.configure(options, context: context, discovered: discovery != nil)
             for endpoint in options.binds { bound.append(try raw.bind(endpoint)) }
             for endpoint in connects { try raw.connect(endpoint) }
         } catch {
@@ -515,77 +486,5 @@ public final class SocketActor: Sendable {
             _ = read(wakeFD.fd, &value, 8)
         }
         return true
-    }
-}
-
-/// The `eventfd` that wakes a socket thread. Signals after ``close()`` do nothing: a late
-/// `wake()` or mailbox drain must not write into a descriptor number the process has since
-/// reused (a database connection's socket, say).
-final class WakeFD: Sendable {
-    let fd: Int32
-    private let closed = Mutex(false)
-
-    init(_ fd: Int32) { self.fd = fd }
-
-    func signal() {
-        closed.withLock { isClosed in
-            guard !isClosed else { return }
-            var one: UInt64 = 1
-            _ = write(fd, &one, 8)
-        }
-    }
-
-    func close() {
-        closed.withLock { isClosed in
-            guard !isClosed else { return }
-            isClosed = true
-            Glibc.close(fd)
-        }
-    }
-}
-
-/// Counters of one socket.
-public final class SocketStats: Sendable {
-    /// Messages sent.
-    public let sent = Atomic<Int>(0)
-    /// Messages received.
-    public let received = Atomic<Int>(0)
-    /// Messages dropped before sending (queue over limit, or socket closed).
-    public let dropped = Atomic<Int>(0)
-    /// Messages received with a frame over the size limit.
-    public let oversized = Atomic<Int>(0)
-    /// libzmq errors.
-    public let errors = Atomic<Int>(0)
-    /// Of `sent`: messages the caller's thread sent itself (``SocketOptions/callerSends``).
-    public let sentByCaller = Atomic<Int>(0)
-    /// Addresses connected or disconnected because a peer name resolved differently.
-    public let discoveryChanges = Atomic<Int>(0)
-}
-
-/// A one-time signal many tasks can wait for.
-final class OneShot: Sendable {
-    private let state = Mutex<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    var hasFired: Bool { state.withLock { $0.fired } }
-
-    func fire() {
-        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
-            s.fired = true
-            let w = s.waiters
-            s.waiters = []
-            return w
-        }
-        for w in waiters { w.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            let fired = state.withLock { s -> Bool in
-                if s.fired { return true }
-                s.waiters.append(c)
-                return false
-            }
-            if fired { c.resume() }
-        }
     }
 }

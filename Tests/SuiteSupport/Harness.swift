@@ -70,6 +70,9 @@ final class TestSuite: Sendable {
             // that refuse internal addresses are off unless a test turns them on
             // (Tests/NotificationsServiceTests/WebhookSSRFTests.swift).
             "CHRONIR_WEBHOOK_ALLOW_PRIVATE": "1",
+            // A call to another service made inside a database transaction fails the request
+            // (CA023), so every such call a test reaches is found (issue 60; ``TransactionScope``).
+            "CHRONIR_CALLS_IN_TRANSACTIONS": "refuse",
         ]
         for (name, p) in ports {
             let prefix = "CHRONIR_\(name.rawValue.uppercased())"

@@ -44,9 +44,8 @@ extension InvitationMachine {
     /// oldest of them at `oldest`, under a limit of `perHour`: `CA019` with the seconds until the
     /// oldest leaves the hour. Nil while under the limit.
     public static func rateRefusal(count: Int, oldest: Date?, perHour: Int, now: Date) -> ServiceError? {
-        guard count >= perHour else { return nil }
-        let retry = max(1, Int(((oldest ?? now).timeIntervalSince(now) + 3600).rounded(.up)))
-        return ServiceError(.rateLimited, "at most \(perHour) invitations per hour",
-                            details: .object(["retryAfterSeconds": .number(Double(retry))]))
+        WindowLimit(perHour, per: 3600).retryAfter(count: count, oldest: oldest, now: now).map {
+            ServiceError.rateLimited("at most \(perHour) invitations per hour", retryAfter: $0)
+        }
     }
 }

@@ -26,4 +26,9 @@ public struct ServiceError: Error, Sendable, Codable, Equatable, CustomStringCon
     public static func notFound(_ message: String) -> ServiceError { .init(.notFound, message) }
     public static func permissionDenied(_ message: String = "permission denied") -> ServiceError { .init(.permissionDenied, message) }
     public static func `internal`(_ message: String = "internal error") -> ServiceError { .init(.internalError, message) }
+    /// `CA019`, with the whole seconds to wait before trying again (`retryAfterSeconds`, at
+    /// least 1), which the gateway sends as `Retry-After`.
+    public static func rateLimited(_ message: String, retryAfter seconds: Int) -> ServiceError {
+        .init(.rateLimited, message, details: .object(["retryAfterSeconds": .number(Double(max(1, seconds)))]))
+    }
 }

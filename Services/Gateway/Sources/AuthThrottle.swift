@@ -241,6 +241,6 @@ final class AuthThrottle: Sendable {
     }
 
     private static func refusal(_ message: String, _ seconds: Int) -> ServiceError {
-        ServiceError(.rateLimited, message, details: .object(["retryAfterSeconds": .number(Double(max(1, seconds)))]))
+        ServiceError.rateLimited(message, retryAfter: seconds)
     }
 }

@@ -22,7 +22,7 @@ final class PerAccountSlots: Sendable {
             return true
         }
         guard taken else {
-            throw ServiceError(.rateLimited, refusal, details: .object(["retryAfterSeconds": .number(2)]))
+            throw ServiceError.rateLimited(refusal, retryAfter: 2)
         }
     }
 

@@ -145,6 +145,25 @@ public enum ServiceHost {
         }
     }
 
+    /// SIGHUP takes the bus keys the key files list now (a key rotation); any other signal
+    /// shuts the service down.
+    private static func handleSignals(_ signals: UnixSignalsSequence, runtime: ServiceRuntime, handle: ShutdownHandle) async {
+        let logger = runtime.logger
+        for await signal in signals {
+            if signal == .sighup {
+                do {
+                    try BusKeys.reload(principal: runtime.name, environment: runtime.environment, context: runtime.zmq, logger: logger)
+                } catch {
+                    logger.error("reloading the bus keys failed; the keys in use stay", metadata: ["error": "\(error)"])
+                }
+                continue
+            }
+            logger.notice("received \(signal), shutting down")
+            runtime.enter("stopping its parts")
+            await handle.shutdown()
+        }
+    }
+
     /// Runs the parts until shutdown: migrations, the availability probe, the build, the group.
     private static func runParts(
         runtime: ServiceRuntime, database: Database?, migrations: [Migration]?, handle: ShutdownHandle,
@@ -155,22 +174,7 @@ public enum ServiceHost {
         try await withThrowingTaskGroup(of: Void.self) { pool in
             defer { pool.cancelAll() }
             if let signals {
-                pool.addTask {
-                    for await signal in signals {
-                        if signal == .sighup {
-                            // SIGHUP: take the bus keys the key files list now (a key rotation).
-                            do {
-                                try BusKeys.reload(principal: runtime.name, environment: runtime.environment, context: runtime.zmq, logger: logger)
-                            } catch {
-                                logger.error("reloading the bus keys failed; the keys in use stay", metadata: ["error": "\(error)"])
-                            }
-                            continue
-                        }
-                        logger.notice("received \(signal), shutting down")
-                        runtime.enter("stopping its parts")
-                        await handle.shutdown()
-                    }
-                }
+                pool.addTask { await handleSignals(signals, runtime: runtime, handle: handle) }
             }
             if let database, let migrations {
                 runtime.enter("connecting to PostgreSQL")

@@ -43,6 +43,10 @@ public final class ServiceRuntime: Sendable {
     /// Whether RPC clients and servers send on the calling task's thread when their socket is
     /// idle (`CHRONIR_RPC_CALLER_SENDS`, default true; ``SocketOptions/callerSends``).
     public let rpcCallerSends: Bool
+    /// What a call to another service made inside a database transaction meets
+    /// (`CHRONIR_CALLS_IN_TRANSACTIONS`: `warn`, the default, logs it; `refuse` answers CA023;
+    /// ``TransactionScope``).
+    public let callsInTransactions: TransactionCallPolicy
     /// Whether a transaction's events are inserted numbered by its last statement
     /// (`CHRONIR_OUTBOX_NUMBER_AT_COMMIT`, default true; ``OutboxWriter/numbersAtCommit``).
     public let outboxNumbersAtCommit: Bool
@@ -92,6 +96,11 @@ public final class ServiceRuntime: Sendable {
         }
         self.rpcFrame = rpcFrame
         self.rpcCallerSends = try environment.bool("CHRONIR_RPC_CALLER_SENDS", true)
+        let calls = environment.string("CHRONIR_CALLS_IN_TRANSACTIONS", TransactionCallPolicy.warn.rawValue)
+        guard let callsInTransactions = TransactionCallPolicy(rawValue: calls) else {
+            throw ServiceEnvironment.Invalid("CHRONIR_CALLS_IN_TRANSACTIONS=\"\(calls)\" must be warn or refuse")
+        }
+        self.callsInTransactions = callsInTransactions
         self.outboxNumbersAtCommit = try environment.bool("CHRONIR_OUTBOX_NUMBER_AT_COMMIT", true)
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
@@ -127,7 +136,7 @@ public final class ServiceRuntime: Sendable {
     public func rpcClient(to service: ServiceDirectory.Name, timeout: Duration = .seconds(5), maxFrameBytes: Int? = nil) throws -> RPCClient {
         let client = try RPCClient(context: zmq, target: service.rawValue, endpoints: directory.rpc(service), source: source,
                                    telemetry: telemetry, defaultTimeout: timeout, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
-                                   frame: rpcFrame, callerSends: rpcCallerSends)
+                                   frame: rpcFrame, callerSends: rpcCallerSends, insideTransaction: callsInTransactions)
         return owning(client, "rpc client to \(service.rawValue)") { await $0.close() }
     }
 

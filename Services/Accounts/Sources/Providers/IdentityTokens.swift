@@ -96,7 +96,7 @@ struct IdentityTokens: Sendable {
         // sent. Either way, when the client gives one or the token carries one, they must match:
         // a token made for a nonce (the web app's) cannot be replayed without it (issue 74).
         if name == "apple", nonce != nil || claims.nonce != nil {
-            let expected = nonce.map { SHA256.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() }
+            let expected = nonce.map { Hex.lowercase(SHA256.hash(data: Data($0.utf8))) }
             guard let expected, claims.nonce == expected else { throw refuse(.nonce) }
         }
         if name == "google", nonce != nil || claims.nonce != nil, claims.nonce != nonce { throw refuse(.nonce) }

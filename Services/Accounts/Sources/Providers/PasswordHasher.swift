@@ -29,9 +29,7 @@ struct PasswordHasher: Sendable {
 
     /// Hashes a new password with a fresh 16-byte salt.
     func hash(_ password: String) async throws -> String {
-        var salt = [UInt8](repeating: 0, count: 16)
-        var rng = SystemRandomNumberGenerator()
-        for k in 0..<16 { salt[k] = rng.next() }
+        let salt = [UInt8](Data.secureRandom(count: 16))
         let (logN, r, p, saltBytes) = (self.logN, self.r, self.p, salt)
         let derived = try await queue.run(pool) {
             try Self.derive(password, salt: saltBytes, logN: logN, r: r, p: p)

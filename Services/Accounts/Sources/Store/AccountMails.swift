@@ -26,7 +26,7 @@ struct AccountMails: Sendable {
     }
 
     static func hash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Data(token.utf8)))
     }
 
     /// Makes a token for `uid` and queues the mail that carries it to `email`.

@@ -7,7 +7,7 @@ import PostgresNIO
 /// Sessions and refresh tokens: issue, rotation, revocation.
 extension AccountsStore {
     static func tokenHash(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Data(token.utf8)))
     }
 
     static func newRefreshToken() -> String {

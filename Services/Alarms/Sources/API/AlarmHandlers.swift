@@ -52,9 +52,10 @@ struct AlarmHandlers: Sendable {
         let asked = try AlarmRules.members(req.sharedWith ?? [], owner: actor)
         var canonical = req
         canonical.id = id
-        let fingerprint = SHA256.hash(data: try JSONCoding.encode(canonical)).map { String(format: "%02x", $0) }.joined()
+        let fingerprint = Hex.lowercase(SHA256.hash(data: try JSONCoding.encode(canonical)))
         let now = Date()
         let next = compiled.next(after: now)
+        let groupAsked = try await groups.ask(req.groupId, actor: actor)
 
         let result: AlarmCreated = try await outbox.transaction(wakes: \.created) { c in
             try await store.lockOwner(actor, on: c)
@@ -65,10 +66,8 @@ struct AlarmHandlers: Sendable {
                 return AlarmCreated(alarm: alarm, created: false)
             }
             let recent = try await store.recentCreations(owner: actor, window: 60, on: c)
-            if rateLimited, recent.count >= creationsPerMinute {
-                let retry = max(1, Int(((recent.oldest ?? now).timeIntervalSince1970 + 60 - now.timeIntervalSince1970).rounded(.up)))
-                throw ServiceError(.rateLimited, "at most \(creationsPerMinute) alarms may be created per minute",
-                                   details: .object(["retryAfterSeconds": .number(Double(retry))]))
+            if rateLimited, let retry = WindowLimit(creationsPerMinute, per: 60).retryAfter(count: recent.count, oldest: recent.oldest, now: now) {
+                throw ServiceError.rateLimited("at most \(creationsPerMinute) alarms may be created per minute", retryAfter: retry)
             }
             let tier = try await store.tier(of: actor, on: c)
             // Left out, the length is the user's default snooze (US-7.1), else an hour.
@@ -78,7 +77,7 @@ struct AlarmHandlers: Sendable {
             }
             var groupMembers: [String] = []
             if let group = req.groupId {
-                guard let members = try await groups.managedMembers(group, actor: actor, on: c) else {
+                guard let members = try await groups.managedMembers(group, actor: actor, asked: groupAsked, on: c) else {
                     throw ServiceError(.permissionDenied, "group \(group)'s rules do not let you add alarms to it")
                 }
                 groupMembers = members
@@ -103,17 +102,23 @@ struct AlarmHandlers: Sendable {
             try AlarmRules.checkTier(try await store.tierStanding(of: actor, on: c), alarm: alarm, previous: nil, groupCovered: covered)
             // A new alarm is shared only with its group: anyone else accepts an invitation first.
             try AlarmSharing.checkConsent(requested, allowed: AlarmSharing.allowed(previous: [], groupMembers: groupMembers))
-            if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: actor, on: c) >= limit {
-                throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
-            }
-            if try await store.countStored(owner: actor, on: c) >= alarmsPerAccount {
-                throw ServiceError(.alarmLimitReached, "an account holds at most \(alarmsPerAccount) alarms, active or not; delete some first")
-            }
+            try await checkRoom(for: alarm, tier: tier, on: c)
             try await store.insert(alarm, fingerprint: fingerprint, on: c)
             try await changes.record(before: nil, after: alarm, actor: actor, on: c)
             return AlarmCreated(alarm: alarm, created: true)
         }
         return result
+    }
+
+    /// Throws `CA001` when the owner has no room for one more alarm: the tier's active alarms,
+    /// or the alarms an account holds at all.
+    private func checkRoom(for alarm: Alarm, tier: Tier, on c: PostgresConnection) async throws {
+        if alarm.isActive, let limit = tier.activeAlarmLimit, try await store.countActive(owner: alarm.ownerId, on: c) >= limit {
+            throw ServiceError(.alarmLimitReached, "the free tier allows \(limit) active alarms; disable one or upgrade to Plus")
+        }
+        if try await store.countStored(owner: alarm.ownerId, on: c) >= alarmsPerAccount {
+            throw ServiceError(.alarmLimitReached, "an account holds at most \(alarmsPerAccount) alarms, active or not; delete some first")
+        }
     }
 
     // MARK: Read
@@ -143,6 +148,11 @@ struct AlarmHandlers: Sendable {
     /// and its events (a patch that changes nothing writes nothing and keeps the version).
     func update(_ patch: AlarmPatch, actor: String) async throws -> Alarm {
         let now = Date()
+        // A group joined: accounts is asked first when the copy does not know the caller there
+        // (a patch that names the alarm's own group joins nothing).
+        var groupJoined = patch.groupId.value
+        if let g = groupJoined, try await store.load(patch.id)?.groupId == g { groupJoined = nil }
+        let groupAsked = try await groups.ask(groupJoined, actor: actor)
         let updated: Alarm? = try await outbox.transaction { c in
             try await changes.revise(patch.id, actor: actor, at: now, on: c) { alarm in
                 let a = alarm
@@ -165,7 +175,7 @@ struct AlarmHandlers: Sendable {
                 let requested = try patch.sharedWith.value.map { try AlarmRules.members($0, owner: a.ownerId) }
                 var joining: [String]? = nil
                 if let g = patch.groupId.value, g != a.groupId {
-                    guard let members = try await groups.managedMembers(g, actor: actor, on: c) else {
+                    guard let members = try await groups.managedMembers(g, actor: actor, asked: groupAsked, on: c) else {
                         throw ServiceError(.permissionDenied, "group \(g)'s rules do not let you add alarms to it")
                     }
                     joining = members

@@ -18,12 +18,12 @@ struct CalendarFeedHandlers: Sendable {
         router.on(CalendarFeedMethods.Fetch.self) { req, _ in try await fetch(req.token) }
     }
 
-    static func hash(_ token: String) -> String { SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined() }
+    static func hash(_ token: String) -> String { Hex.lowercase(SHA256.hash(data: Data(token.utf8))) }
 
     func create(_ req: CalendarFeedCreate, actor: String) async throws -> CalendarFeed {
         guard req.scope == "me" || req.scope == "group" else { throw ServiceError(.validationFailed, "scope must be me or group") }
         if req.scope == "me", req.groupId != nil { throw ServiceError(.validationFailed, "groupId goes with scope group only") }
-        let token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        let token = Hex.lowercase(Data.secureRandom(count: 16))
         let id = UUIDv7.string()
         return try await store.database.transaction { c in
             if req.scope == "group" {

@@ -15,18 +15,38 @@ struct GroupAccess: Sendable {
     let store: AlarmStore
     let accounts: RPCClient
 
+    /// Accounts' answer for `actor` in `group`, asked before the transaction (no call to another
+    /// service is made inside one: it would hold the connection and the owner's row lock until
+    /// accounts answers) and only when the copy does not list them there yet.
+    struct Asked: Sendable {
+        /// Accounts' answer (nil: it knows no such group), or the error it gave, which counts
+        /// only if the transaction needs the answer; nil when accounts was not asked.
+        var answer: Result<GroupMethods.Membership.Response?, ServiceError>?
+    }
+
+    /// Asks accounts about `actor` in `group` when the copy does not list them there; call it
+    /// before the transaction that uses ``managedMembers(_:actor:asked:on:)``. An error is
+    /// kept for the transaction, so the request's other checks still come first.
+    func ask(_ group: String?, actor: String) async throws -> Asked {
+        guard let group, try await !store.listsMember(group: group, user: actor) else { return Asked() }
+        do {
+            return Asked(answer: .success(try await accounts.call(GroupMethods.Membership.self, .init(groupId: group, uid: actor))))
+        } catch let e as ServiceError where e.code == .notFound {
+            return Asked(answer: .success(nil))
+        } catch let e as ServiceError {
+            return Asked(answer: .failure(e))
+        }
+    }
+
     /// The members of `group` when `actor` may add alarms to it under its rules (the owner,
     /// the owner and admins, or everyone: `GroupSettings.alarmEditors`); nil when they may not.
-    func managedMembers(_ group: String, actor: String, on c: PostgresConnection) async throws -> [String]? {
+    /// From the copy when it lists `actor` in the group, else from what accounts said (`asked`).
+    func managedMembers(_ group: String, actor: String, asked: Asked, on c: PostgresConnection) async throws -> [String]? {
         if let allowed = try await store.mayEditGroupAlarms(group: group, user: actor, on: c) {
             return allowed ? try await store.groupMembers(group: group, on: c) : nil
         }
-        let answer: GroupMethods.Membership.Response
-        do {
-            answer = try await accounts.call(GroupMethods.Membership.self, .init(groupId: group, uid: actor))
-        } catch let e as ServiceError where e.code == .notFound {
-            return nil
-        }
+        // Listed when asked and gone since (removed a moment ago): not a member.
+        guard let result = asked.answer, let answer = try result.get() else { return nil }
         guard let role = answer.role, (answer.group.settings ?? GroupSettings()).mayEditAlarms(role) else { return nil }
         return answer.group.memberIds
     }

@@ -76,7 +76,53 @@ struct SnoozeHandlers: Sendable {
     /// policy's); the alarm shows `snoozedUntil` and `snoozeCount` to every member and device
     /// (a new version, the delta feed, a silent push), and the scheduler re-fires it then.
     func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String) async throws -> AlarmsMethods.Snooze.Response {
-        let response: AlarmsMethods.Snooze.Response = try await outbox.transaction { c in
+        // Billing is asked before the transaction, for the snooze the alarm's pending occurrence
+        // would take (no call to another service under the alarm's lock); the transaction
+        // checks that it is still that one, else billing is asked again (at most three times).
+        var asked = try await pendingSnooze(req.alarmId, actor: actor).asyncMap { pending in
+            AskedAllowance(occurrence: pending.occurrence, number: pending.number,
+                           allowance: await allowance(alarm: req.alarmId, occurrence: pending.occurrence, user: actor, number: pending.number))
+        }
+        for attempt in 1...3 {
+            switch try await snooze(req, actor: actor, asked: asked, lastTry: attempt == 3) {
+            case .done(let response):
+                return response
+            case .ask(let occurrence, let number):
+                asked = AskedAllowance(occurrence: occurrence, number: number,
+                                       allowance: await allowance(alarm: req.alarmId, occurrence: occurrence, user: actor, number: number))
+            }
+        }
+        throw ServiceError(.internalError, "the snooze of alarm \(req.alarmId) ended without an answer")
+    }
+
+    /// Billing's answer for snooze `number` of `occurrence`.
+    struct AskedAllowance: Sendable {
+        var occurrence: Date
+        var number: Int
+        var allowance: BillingMethods.SnoozeAllowance.Response?
+    }
+
+    /// The end of one try: the snooze, or the snooze billing must be asked about first.
+    enum SnoozeTry: Sendable {
+        case done(AlarmsMethods.Snooze.Response)
+        case ask(occurrence: Date, number: Int)
+    }
+
+    /// The pending occurrence of the alarm and the number its next snooze would have, read
+    /// without locks; nil when it has none (the transaction says why).
+    func pendingSnooze(_ alarmId: String, actor: String) async throws -> (occurrence: Date, number: Int)? {
+        try await store.database.transaction { c in
+            guard let a = try await store.load(alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil, a.isActive, !a.isPaused,
+                  let occurrence = a.nextFireDate, occurrence.timeIntervalSinceNow <= earlySlack else { return nil }
+            return (occurrence, try await store.snoozeCount(alarmId: a.id, occurrence: occurrence, on: c) + 1)
+        }
+    }
+
+    /// One try, in a transaction. Billing's answer is used when it was for this occurrence and
+    /// this snooze's number, or when it named no policy (the alarm's own limit then applies,
+    /// whichever the number); otherwise billing is asked again, except on the `lastTry`.
+    private func snooze(_ req: AlarmsMethods.Snooze.Request, actor: String, asked: AskedAllowance?, lastTry: Bool) async throws -> SnoozeTry {
+        try await outbox.transaction { c in
             guard let a = try await store.lock(req.alarmId, on: c), a.isVisible(to: actor), a.deletedAt == nil else {
                 throw AlarmHandlers.notFound(req.alarmId)
             }
@@ -90,7 +136,13 @@ struct SnoozeHandlers: Sendable {
                 throw ServiceError(.validationFailed, "alarm \(a.id) has not fired yet; its next occurrence is \(ISOTime.format(occurrence))")
             }
             let count = try await store.lockSnoozeCount(alarmId: a.id, occurrence: occurrence, on: c)
-            let allowance = await self.allowance(alarm: a.id, occurrence: occurrence, user: actor, number: count + 1)
+            guard let asked, asked.occurrence == occurrence, asked.number == count + 1 || asked.allowance?.policy != true else {
+                if lastTry {
+                    throw ServiceError(.syncConflict, "alarm \(a.id) was snoozed by others at the same time; try again")
+                }
+                return .ask(occurrence: occurrence, number: count + 1)
+            }
+            let allowance = asked.allowance
             let limit = Self.limit(a, allowance)
             guard count < limit else {
                 throw ServiceError(.snoozeLimitReached, "this occurrence was already snoozed \(limit) times; complete or skip it",
@@ -121,8 +173,7 @@ struct SnoozeHandlers: Sendable {
             let event = try outbox.envelope(AlarmsEvents.alarmSnoozed, AlarmsEvents.Snoozed(
                 alarm: state, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1, userId: actor), actor: actor)
             try await store.record(events: outbox.rows([event]), feed: [AlarmChanges.feedChange(before: a, after: n)], on: c)
-            return AlarmsMethods.Snooze.Response(alarm: n, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1)
+            return .done(AlarmsMethods.Snooze.Response(alarm: n, occurrenceAt: occurrence, refireAt: refire, snoozeCount: count + 1))
         }
-        return response
     }
 }

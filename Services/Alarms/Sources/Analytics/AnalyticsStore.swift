@@ -22,7 +22,7 @@ struct AnalyticsStore: Sendable {
             guard let key = Self.parseKey(configured) else { throw ServiceEnvironment.Invalid(Self.invalidKey) }
             return AnalyticsStore(database: database, key: key)
         }
-        let fresh = ByteBuffer(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        let fresh = ByteBuffer(bytes: Data.secureRandom(count: 32))
         try await database.query("INSERT INTO analytics_key (id, key) VALUES (1, \(fresh)) ON CONFLICT (id) DO NOTHING").drain()
         guard let stored = try await database.query("SELECT key FROM analytics_key WHERE id = 1").first(ByteBuffer.self) else {
             throw ServiceEnvironment.Invalid("analytics_key holds no key")

@@ -45,10 +45,8 @@ struct PhotoStore: Sendable {
         for try await at in try await c.query("SELECT at FROM photo_uploads WHERE user_id = \(user) ORDER BY at", logger: logger).decode(Date.self) {
             recent.append(at)
         }
-        if recent.count >= perMinute, let oldest = recent.first {
-            let wait = max(1, Int((oldest.timeIntervalSince(since)).rounded(.up)))
-            throw ServiceError(.rateLimited, "at most \(perMinute) photo uploads a minute; try again in \(wait) s",
-                               details: .object(["retryAfterSeconds": .number(Double(wait))]))
+        if let wait = WindowLimit(perMinute, per: 60).retryAfter(count: recent.count, oldest: recent.first, now: now) {
+            throw ServiceError.rateLimited("at most \(perMinute) photo uploads a minute; try again in \(wait) s", retryAfter: wait)
         }
         try await c.query("INSERT INTO photo_uploads (user_id, at) VALUES (\(user), \(now))", logger: logger)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Wire
 
 /// AWS Signature Version 4 for S3 requests signed in the `Authorization` header
 /// (https://docs.aws.amazon.com/AmazonS3/latest/API/sig-v4-header-based-auth.html).
@@ -43,7 +44,7 @@ struct SigV4: Sendable {
     static func payloadHash(_ data: Data) -> String { hex(SHA256.hash(data: data)) }
 
     static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(bytes)
     }
 
     /// URI-encoding as SigV4 wants it: everything but `A-Z a-z 0-9 - _ . ~` as `%XX`, and `/`

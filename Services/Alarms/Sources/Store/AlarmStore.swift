@@ -129,6 +129,13 @@ struct AlarmStore: Sendable {
             .first(String.self).flatMap(GroupRole.init(rawValue:))
     }
 
+    /// Whether the copy of the accounts stream lists `user` in `group` with a role this release
+    /// knows (read outside a transaction).
+    func listsMember(group: String, user: String) async throws -> Bool {
+        try await database.query("SELECT role FROM group_members WHERE group_id = \(group) AND user_id = \(user)")
+            .first(String.self).flatMap(GroupRole.init(rawValue:)) != nil
+    }
+
     func groupMembers(group: String, on c: PostgresConnection) async throws -> [String] {
         try await c.query("SELECT user_id FROM group_members WHERE group_id = \(group) ORDER BY user_id", logger: logger).all(String.self)
     }

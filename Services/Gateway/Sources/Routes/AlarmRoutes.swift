@@ -6,6 +6,12 @@ import Messaging
 /// `/v1/alarms…`: alarms, the delta feed, completions, exports.
 enum AlarmRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
+        addAlarms(to: router, gateway: g)
+        addOccurrences(to: router, gateway: g)
+    }
+
+    /// The alarms themselves: create, import, list and feed, read, change, delete, members.
+    static func addAlarms(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/alarms") { request, _ in
             let caller = try await g.caller(request)
             let reply = try await g.call(AlarmsMethods.Create.self, g.clients.alarms, payload: try await HTTPSupport.payload(request), caller: caller)
@@ -72,6 +78,11 @@ enum AlarmRoutes {
             _ = try await g.call(AlarmsMethods.RemoveMember.self, g.clients.alarms, payload: JSONCoding.encode(req), caller: caller)
             return Response(status: .noContent)
         }
+    }
+
+    /// What happens to an alarm's occurrences: completions (and their CSV), snoozes, sounds,
+    /// calendars.
+    static func addOccurrences(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/alarms/:id/completions") { request, context in
             let caller = try await g.caller(request)
             // The new log's id, chosen here: an attempt that reached a replica which died

@@ -7,6 +7,12 @@ import Messaging
 /// Sign-up, login, reset mails and token confirmations pass ``AuthThrottle``.
 enum AuthRoutes {
     static func add(to router: Router<GatewayContext>, gateway g: Gateway) {
+        addSignIns(to: router, gateway: g)
+        addAddressProofs(to: router, gateway: g)
+    }
+
+    /// Sign-up, the ways in (password, Apple, Google, anonymous) and linking one to an account.
+    static func addSignIns(to router: Router<GatewayContext>, gateway g: Gateway) {
         router.post("/v1/auth/signup") { request, context in
             let payload = try await HTTPSupport.payload(request)
             try await g.throttle.admitSignup(address: g.source(request, context))
@@ -61,6 +67,10 @@ enum AuthRoutes {
             body["idToken"] = nil
             return try await g.forward(AccountsMethods.Link.self, g.clients.accounts, payload: try JSONCoding.encode(body), caller: caller)
         }
+    }
+
+    /// Password reset, email verification, refresh and logout.
+    static func addAddressProofs(to router: Router<GatewayContext>, gateway g: Gateway) {
         // Password reset and email verification (the mails go out from the accounts service).
         // A reset mail is limited per asking address (with sign-ups) and per email address, so
         // nobody can flood one inbox from many addresses.

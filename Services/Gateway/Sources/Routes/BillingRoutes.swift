@@ -53,6 +53,12 @@ enum BillingRoutes {
                                        payload: try await HTTPSupport.payload(request, adding: ["alarmId": .string(try context.parameters.require("id"))]),
                                        caller: caller)
         }
+        addStoreNotifications(to: router, gateway: g, logger: logger)
+    }
+
+    /// The stores' server notifications.
+    static func addStoreNotifications(to router: Router<GatewayContext>, gateway g: Gateway, logger: Logger) {
+        let billing = g.clients.billing
         // The stores call these: no user token; the signature (Apple) or the push token (Google) is the proof.
         // The stores' notifications carry no user: refused ones are limited per address before
         // the body is read (an applied one gives its turn back), and a wrong one is logged.

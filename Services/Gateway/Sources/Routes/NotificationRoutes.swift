@@ -29,8 +29,7 @@ enum NotificationRoutes {
             let last = header ?? query
             guard let connection = hub.open(user: caller.uid, session: caller.session, expires: caller.expiresAt) else {
                 // Streams of a client that left unseen end at the next ping (CHRONIR_SSE_PING).
-                throw ServiceError(.rateLimited, "this account has \(hub.perUser) live streams open already",
-                                   details: .object(["retryAfterSeconds": .number(Double(liveRetryAfterSeconds))]))
+                throw ServiceError.rateLimited("this account has \(hub.perUser) live streams open already", retryAfter: liveRetryAfterSeconds)
             }
             return events(g, connection: connection, caller: caller, after: last, writeDelay: hub.writeDelay,
                           channel: context.channel, writeTimeout: writeTimeout)

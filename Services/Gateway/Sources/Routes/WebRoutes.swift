@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Wire
 import Hummingbird
 import NIOCore
 
@@ -34,7 +35,7 @@ enum WebRoutes {
                       let type = types[url.pathExtension.lowercased()] else { continue }
                 let data = try Data(contentsOf: url)
                 let relative = url.standardizedFileURL.path.dropFirst(dir.standardizedFileURL.path.count)
-                let tag = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
+                let tag = Hex.lowercase(SHA256.hash(data: data).prefix(12))
                 files["/\(section)\(relative)"] = File(bytes: ByteBuffer(bytes: data), contentType: type, etag: "\"\(tag)\"")
             }
             if let index = files["/\(section)/index.html"] { files["/\(section)/"] = index }

@@ -151,8 +151,14 @@ struct InvitationHandlers: Sendable {
                 return .failure(refusal)
             case .finish(let transition, let group):
                 if let group {
-                    // The member limit is checked where members live, before the invitation is spent.
-                    _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: group, uid: actor, invitedBy: i.inviterId))
+                    // The member limit is checked where members live, before the invitation is
+                    // spent, and under the invitation's lock: the one call to another service
+                    // made inside a transaction (an open link accepted by two people at once
+                    // must add one of them, and nothing holds the link between two transactions
+                    // yet; a claim with a lease would: docs/architecture.md, Persistence).
+                    _ = try await TransactionScope.allowingRemoteCalls(because: "the invitation's lock keeps an open link to one acceptor") {
+                        try await accounts.call(GroupMethods.AddMember.self, .init(groupId: group, uid: actor, invitedBy: i.inviterId))
+                    }
                 }
                 let name = try await store.user(actor, on: c)?.name
                 return .success(try await store.finish(i, transition, userName: name, on: c))
@@ -164,7 +170,7 @@ struct InvitationHandlers: Sendable {
     /// Throws unless the manager who made group invitation `i` still manages the group
     /// (`CA007`), asked of accounts, which the accept needs anyway (it adds the member there).
     func inviterStillManages(_ i: Invitation) async throws {
-        guard i.type == "group" else { return }
+        guard i.kind == .group else { return }
         let m = try await accounts.call(GroupMethods.Membership.self, .init(groupId: i.referenceId, uid: i.inviterId))
         guard m.role?.manages == true else {
             throw ServiceError(.permissionDenied, "the person who invited you no longer manages group \(m.group.name); ask its owner for a new invitation")

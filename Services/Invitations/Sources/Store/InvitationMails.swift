@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import InvitationsCore
 import Logging
 import Messaging
 import PostgresNIO
@@ -14,12 +15,12 @@ struct InvitationMails: Sendable {
     let publicURL: String
 
     func subject(_ i: Invitation) -> String {
-        i.type == "group" ? "\(i.inviterDisplayName) invited you to \(i.referenceName) on Chronir"
+        i.kind == .group ? "\(i.inviterDisplayName) invited you to \(i.referenceName) on Chronir"
             : "\(i.inviterDisplayName) wants to share an alarm with you on Chronir"
     }
 
     func body(_ i: Invitation) -> String {
-        let what = i.type == "group" ? "to join the group “\(i.referenceName)”" : "to share the alarm “\(i.referenceName)”"
+        let what = i.kind == .group ? "to join the group “\(i.referenceName)”" : "to share the alarm “\(i.referenceName)”"
         let web = "\(publicURL)/invite/\(i.id)"
         return """
             Hello,
