@@ -192,7 +192,7 @@ let package = Package(
         .target(
             name: "GatewayService",
             dependencies: [
-                "ServiceKit", core("Contracts"), "Messaging", "Persistence", core("TimingWheel"),
+                "ServiceKit", core("Contracts"), "Messaging", "Persistence", core("TimingWheel"), core("GatewayCore"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],

@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "InvitationsCore", targets: ["InvitationsCore"]),
         .library(name: "SchedulerCore", targets: ["SchedulerCore"]),
         .library(name: "StreamCore", targets: ["StreamCore"]),
+        .library(name: "GatewayCore", targets: ["GatewayCore"]),
     ],
     dependencies: [
         // The same version the root package pins (docs/architecture.md: every dependency pinned).
@@ -64,6 +65,8 @@ let package = Package(
         // event or heartbeat means against the checkpoint, what a replay skips as lost past
         // retention, a checkpoint another writer moved, and a batch's attempts (split, dead
         // letter, retry with back-off).
+        // The gateway's rules: who a request comes from (trusted proxies, forwarding headers).
+        .target(name: "GatewayCore", swiftSettings: swiftSettings),
         .target(name: "StreamCore", swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
@@ -75,6 +78,7 @@ let package = Package(
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "AccountsCoreTests", dependencies: ["AccountsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], swiftSettings: swiftSettings),
         .testTarget(name: "StreamCoreTests", dependencies: ["StreamCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),

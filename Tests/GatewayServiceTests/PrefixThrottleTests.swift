@@ -44,12 +44,4 @@ struct PrefixThrottleTests {
         for i in 1...10 { v4.append(await take("203.0.113.\(i)")) }
         #expect(v4.allSatisfy { $0 }, "\(v4)")
     }
-
-    @Test("prefix48 reads the /64 limit key, and nothing else")
-    func prefixKeys() {
-        #expect(AuthThrottle.prefix48(of: "2001:db8:1:2::/64") == "2001:db8:1::/48")
-        #expect(AuthThrottle.prefix48(of: "0:0:0:0::/64") == "0:0:0::/48")
-        #expect(AuthThrottle.prefix48(of: "address:2001:db8:1:2::/64") == nil)
-        #expect(AuthThrottle.prefix48(of: "203.0.113.5") == nil)
-    }
 }

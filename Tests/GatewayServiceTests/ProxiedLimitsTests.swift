@@ -44,14 +44,6 @@ extension DenialOfServiceTests {
         }
     }
 
-    @Test("a CHRONIR_TRUSTED_PROXIES entry that is not a CIDR block stops the gateway at start, naming it")
-    func badTrustedProxies() throws {
-        #expect(throws: (any Error).self) { try ClientAddresses.parse("10.0.0.0/8, not-an-address") }
-        #expect(throws: (any Error).self) { try ClientAddresses.parse("10.0.0.0/33") }
-        let parsed = try ClientAddresses.parse("10.0.0.0/8 fd00::/8")
-        #expect(parsed.trusted.count == 2)
-    }
-
     @Test("targeted lockout: an attacker's wrong passwords from one address lock that address out of the account, not the owner at another; the owner's correct password answers 200")
     func targetedLockout() async throws {
         try await withSuite(["CHRONIR_TRUSTED_PROXIES": "127.0.0.1", "CHRONIR_LOGIN_FAILURES_FREE": "3",

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import Messaging
 
 /// Limits on the routes that cost the most and are guessed at: sign-up per address (a token
@@ -72,21 +73,12 @@ final class AuthThrottle: Sendable {
         self.state = state
     }
 
-    /// The /48 of an IPv6 limit key (`2001:db8:1:2::/64` → `2001:db8:1::/48`); nil for IPv4
-    /// and anything else.
-    static func prefix48(of key: String) -> String? {
-        guard key.hasSuffix("::/64") else { return nil }
-        let groups = key.dropLast(5).split(separator: ":", omittingEmptySubsequences: false)
-        guard groups.count == 4 else { return nil }
-        return groups.prefix(3).joined(separator: ":") + "::/48"
-    }
-
     /// Takes one from `address`'s bucket and, for IPv6, from its /48's (``Limits/ipv6PrefixShare``
     /// times as large); the seconds to wait when either is empty (the /64's token is then given
     /// back: the request was not served).
     private func takeAddress(_ bucket: String, _ address: String, perHour: Int, now: Date) async -> Int? {
         if let wait = await state.take(bucket, address, perHour: perHour, now: now) { return wait }
-        guard let prefix = Self.prefix48(of: address) else { return nil }
+        guard let prefix = ClientAddresses.prefix48(of: address) else { return nil }
         if let wait = await state.take(bucket, prefix, perHour: perHour * limits.ipv6PrefixShare, now: now) {
             await state.refund(bucket, address, perHour: perHour)
             return wait
@@ -97,7 +89,7 @@ final class AuthThrottle: Sendable {
     /// Gives back what ``takeAddress(_:_:perHour:now:)`` took.
     private func refundAddress(_ bucket: String, _ address: String, perHour: Int) async {
         await state.refund(bucket, address, perHour: perHour)
-        if let prefix = Self.prefix48(of: address) { await state.refund(bucket, prefix, perHour: perHour * limits.ipv6PrefixShare) }
+        if let prefix = ClientAddresses.prefix48(of: address) { await state.refund(bucket, prefix, perHour: perHour * limits.ipv6PrefixShare) }
     }
 
     /// Takes one sign-up from `address`'s bucket (and its /48's), or throws `CA019`.
@@ -225,7 +217,7 @@ final class AuthThrottle: Sendable {
         if let wait = await state.loginWait(account: account, address: address, now: now) {
             throw Self.refusal("too many failed logins; try again later", wait)
         }
-        if let prefix = Self.prefix48(of: address),
+        if let prefix = ClientAddresses.prefix48(of: address),
            let wait = await state.take("logins48", prefix, perHour: limits.addressFailuresFree * limits.ipv6PrefixShare, now: now) {
             throw Self.refusal("too many failed logins from this network; try again later", wait)
         }
@@ -235,7 +227,7 @@ final class AuthThrottle: Sendable {
     /// the address, a success clears the pair's (and gives the /48's turn back).
     func recordLogin(account: String, address: String, succeeded: Bool, now: Date = Date()) async {
         await state.loginOutcome(account: account, address: address, succeeded: succeeded, limits: limits, now: now)
-        if succeeded, let prefix = Self.prefix48(of: address) {
+        if succeeded, let prefix = ClientAddresses.prefix48(of: address) {
             await state.refund("logins48", prefix, perHour: limits.addressFailuresFree * limits.ipv6PrefixShare)
         }
     }

@@ -1,3 +1,4 @@
+import GatewayCore
 import Messaging
 import NIOCore
 import Synchronization

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import ServiceKit
 
 /// The gateway's settings (environment, with defaults), read and checked before anything
@@ -159,6 +160,6 @@ public struct GatewayConfig: ServiceConfig {
         }
         photoUploads = try e.int("CHRONIR_PHOTO_UPLOADS", 8, in: 1...10_000)
         photoUploadsPerAccount = try e.int("CHRONIR_PHOTO_UPLOADS_PER_ACCOUNT", 2, in: 1...10_000)
-        clientAddresses = try ClientAddresses.parse(e.optional("CHRONIR_TRUSTED_PROXIES"))
+        clientAddresses = try ClientAddresses.setting(e.optional("CHRONIR_TRUSTED_PROXIES"))
     }
 }

@@ -1,18 +1,17 @@
 import Foundation
-import HTTPTypes
-import ServiceKit
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// An IPv4 (4 bytes) or IPv6 (16 bytes) address; an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`)
 /// is read as the IPv4 address it maps.
-struct IPAddress: Sendable, Hashable {
-    let bytes: [UInt8]
+public struct IPAddress: Sendable, Hashable {
+    /// 4 bytes, or 16.
+    public let bytes: [UInt8]
 
     /// Reads `text` (`192.0.2.1`, `2001:db8::1`, `[2001:db8::1]`, with a zone `%eth0` dropped);
     /// nil when it is not an address.
-    init?(_ text: some StringProtocol) {
+    public init?(_ text: some StringProtocol) {
         var s = String(text).trimmingCharacters(in: .whitespaces)
         if s.hasPrefix("["), s.hasSuffix("]") { s = String(s.dropFirst().dropLast()) }
         if let zone = s.firstIndex(of: "%") { s = String(s[..<zone]) }
@@ -32,13 +31,13 @@ struct IPAddress: Sendable, Hashable {
         }
     }
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(bytes: [UInt8]) { self.bytes = bytes }
 
-    var isIPv6: Bool { bytes.count == 16 }
+    public var isIPv6: Bool { bytes.count == 16 }
 
     /// What per-address limits count under: an IPv4 address as itself, an IPv6 address by its
     /// /64 (one subscriber's prefix: an attacker holding a /64 is one client, not 2⁶⁴).
-    var limitKey: String {
+    public var limitKey: String {
         guard isIPv6 else { return bytes.map(String.init).joined(separator: ".") }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
@@ -46,12 +45,12 @@ struct IPAddress: Sendable, Hashable {
 }
 
 /// A block of addresses in CIDR notation (`10.0.0.0/8`, `fd00::/8`, or one address).
-struct CIDRBlock: Sendable, Hashable {
-    let base: IPAddress
-    let prefix: Int
+public struct CIDRBlock: Sendable, Hashable {
+    public let base: IPAddress
+    public let prefix: Int
 
     /// Reads `text`; nil when it is not an address with an optional `/prefix` in range.
-    init?(_ text: some StringProtocol) {
+    public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 1 || parts.count == 2, let base = IPAddress(parts[0]) else { return nil }
         let width = base.bytes.count * 8
@@ -69,7 +68,7 @@ struct CIDRBlock: Sendable, Hashable {
     }
 
     /// Whether `address` is in the block (never across families).
-    func contains(_ address: IPAddress) -> Bool {
+    public func contains(_ address: IPAddress) -> Bool {
         guard address.bytes.count == base.bytes.count else { return false }
         var bits = prefix
         for (a, b) in zip(address.bytes, base.bytes) {
@@ -93,31 +92,44 @@ struct CIDRBlock: Sendable, Hashable {
 /// client cannot pick its key by sending something unparseable.
 ///
 /// IPv6 clients are keyed by their /64 (``IPAddress/limitKey``).
-struct ClientAddresses: Sendable {
-    let trusted: [CIDRBlock]
+public struct ClientAddresses: Sendable {
+    /// The trusted proxies.
+    public let trusted: [CIDRBlock]
 
-    /// Reads a comma- or space-separated list of CIDR blocks; throws naming the bad entry.
-    static func parse(_ text: String?) throws -> ClientAddresses {
+    public init(trusted: [CIDRBlock]) {
+        self.trusted = trusted
+    }
+
+    /// An entry of the trusted proxies that is not an address or a CIDR block.
+    public struct BadEntry: Error, Sendable, Equatable {
+        /// The entry as given.
+        public let entry: String
+
+        public init(entry: String) {
+            self.entry = entry
+        }
+    }
+
+    /// Reads a comma- or space-separated list of CIDR blocks; throws naming the first bad entry.
+    public static func parse(_ text: String?) throws(BadEntry) -> ClientAddresses {
         guard let text else { return ClientAddresses(trusted: []) }
         var blocks: [CIDRBlock] = []
         for entry in text.split(whereSeparator: { $0 == "," || $0 == " " }) where !entry.isEmpty {
-            guard let block = CIDRBlock(entry) else {
-                throw ServiceEnvironment.Invalid("CHRONIR_TRUSTED_PROXIES: \"\(entry)\" is not an address or CIDR block (10.0.0.0/8, fd00::/8)")
-            }
+            guard let block = CIDRBlock(entry) else { throw BadEntry(entry: String(entry)) }
             blocks.append(block)
         }
         return ClientAddresses(trusted: blocks)
     }
 
-    func isTrusted(_ address: IPAddress) -> Bool { trusted.contains { $0.contains(address) } }
+    public func isTrusted(_ address: IPAddress) -> Bool { trusted.contains { $0.contains(address) } }
 
-    /// The limit key of the client of a request whose TCP peer is `peer` (text as NIO gives it).
-    func key(peer: String?, headers: HTTPFields) -> String {
+    /// The limit key of the client of a request whose TCP peer is `peer` (text as NIO gives it)
+    /// and whose forwarding headers name `hops` (``hops(xForwardedFor:forwarded:)``), nearest last.
+    public func key(peer: String?, hops: [String]) -> String {
         guard let peer, let peerAddress = IPAddress(peer) else { return peer ?? "unknown" }
         guard isTrusted(peerAddress) else { return peerAddress.limitKey }
-        let forwarded = Self.forwardedFor(headers)
         var client = peerAddress
-        for hop in forwarded.reversed() {
+        for hop in hops.reversed() {
             guard let address = IPAddress(hop) else { break }
             client = address
             if !isTrusted(address) { break }
@@ -125,15 +137,14 @@ struct ClientAddresses: Sendable {
         return client.limitKey
     }
 
-    /// The hops of `X-Forwarded-For` (every field line, in order), or of `Forwarded`'s `for=`
-    /// parameters when there is no `X-Forwarded-For`.
-    static func forwardedFor(_ headers: HTTPFields) -> [String] {
-        let xff = headers[values: .xForwardedFor]
+    /// The hops of `X-Forwarded-For` (its field lines, in order), or of `Forwarded`'s `for=`
+    /// parameters (its field lines) when there is no `X-Forwarded-For`.
+    public static func hops(xForwardedFor xff: [String], forwarded: [String]) -> [String] {
         if !xff.isEmpty {
             return xff.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         }
         var hops: [String] = []
-        for line in headers[values: .forwarded] {
+        for line in forwarded {
             for element in line.split(separator: ",") {
                 let pair = element.split(separator: ";").first { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("for=") }
                 guard let pair else { hops.append("unknown"); continue }
@@ -150,9 +161,13 @@ struct ClientAddresses: Sendable {
         }
         return hops
     }
-}
 
-extension HTTPField.Name {
-    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
-    static let forwarded = HTTPField.Name("Forwarded")!
+    /// The /48 of an IPv6 limit key (`2001:db8:1:2::/64` → `2001:db8:1::/48`), which per-address
+    /// limits also count under; nil for IPv4 and anything else.
+    public static func prefix48(of key: String) -> String? {
+        guard key.hasSuffix("::/64") else { return nil }
+        let groups = key.dropLast(5).split(separator: ":", omittingEmptySubsequences: false)
+        guard groups.count == 4 else { return nil }
+        return groups.prefix(3).joined(separator: ":") + "::/48"
+    }
 }
