@@ -8,15 +8,11 @@ import Persistence
 import ServiceKit
 
 /// The accounts service: users, credentials, sessions and tokens, devices, settings.
-public enum AccountsService {
+public enum AccountsService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "accounts"
     /// The schema migrations, applied at start.
     public static let migrations = AccountsMigrations.all
-
-    /// Builds the running parts with the settings read from `runtime`'s environment (used by
-    /// tests and embedders; `main` reads ``AccountsConfig`` before anything connects).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: AccountsConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with `config` (used by `main`).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: AccountsConfig) async throws -> ServiceParts {

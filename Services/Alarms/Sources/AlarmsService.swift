@@ -8,15 +8,11 @@ import Persistence
 import ServiceKit
 
 /// The alarms service: alarms and schedules, completions, sharing rules, tier limits, sync.
-public enum AlarmsService {
+public enum AlarmsService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "alarms"
     /// The schema migrations, applied at start.
     public static let migrations = AlarmsMigrations.all
-
-    /// Builds the running parts (used by tests), with the settings read from the runtime's
-    /// environment (``AlarmsConfig``).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: AlarmsConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with the service's settings (used by `main`, which reads
     /// `config` before anything connects).

@@ -11,15 +11,11 @@ import ServiceKit
 
 /// The billing-entitlements service: verifies store purchases and notifications, keeps each
 /// subscription's state, resolves entitlements and publishes `billing.entitlement-changed`.
-public enum BillingService {
+public enum BillingService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "billing"
     /// The schema migrations, applied at start.
     public static let migrations = BillingMigrations.all
-
-    /// Builds the running parts (used by tests), with the settings read from the runtime's
-    /// environment (``BillingConfig``).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: BillingConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with the service's settings (used by `main`, which reads
     /// `config` before anything connects).

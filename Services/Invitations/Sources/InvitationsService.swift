@@ -7,15 +7,11 @@ import ServiceKit
 
 /// The invitations service: invitations to share an alarm or join a group, their answers and
 /// expiry, published for alarms, accounts and notifications.
-public enum InvitationsService {
+public enum InvitationsService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "invitations"
     /// The schema migrations, applied at start.
     public static let migrations = InvitationsMigrations.all
-
-    /// Builds the running parts with the settings read from `runtime`'s environment (used by
-    /// tests; `main` reads ``InvitationsConfig`` before anything connects).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: InvitationsConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with `config` (used by `main`, which reads it before anything connects).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: InvitationsConfig) async throws -> ServiceParts {

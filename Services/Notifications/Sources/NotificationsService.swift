@@ -9,15 +9,11 @@ import ServiceKit
 /// The notifications service: turns scheduler (and later invitation) events into inbox entries
 /// and pushes (APNs, FCM, webhook), retries them, and publishes each new inbox entry for the
 /// gateway's live streams.
-public enum NotificationsService {
+public enum NotificationsService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "notifications"
     /// The schema migrations, applied at start.
     public static let migrations = NotificationsMigrations.all
-
-    /// Builds the running parts with the settings read from `runtime`'s environment (used by
-    /// tests; `main` reads ``NotificationsConfig`` before anything connects).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: NotificationsConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with `config` (used by `main`, which reads it before anything connects).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: NotificationsConfig) async throws -> ServiceParts {

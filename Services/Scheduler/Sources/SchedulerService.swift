@@ -6,15 +6,11 @@ import ServiceKit
 
 /// The scheduler: partition leases across replicas, a timing wheel of due fires, exactly-once
 /// fire records, pre-alarm warnings, snoozes, missed windows and completion fan-out.
-public enum SchedulerService {
+public enum SchedulerService: ChronirService {
+    /// The service's name (``ChronirService/name``).
+    public static let name = "scheduler"
     /// The schema migrations, applied at start.
     public static let migrations = SchedulerMigrations.all
-
-    /// Builds the running parts with the settings read from `runtime`'s environment (used by
-    /// tests; `main` reads ``SchedulerConfig`` before anything connects).
-    public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts) async throws -> ServiceParts {
-        try await build(runtime: runtime, database: database, parts: parts, config: SchedulerConfig(environment: runtime.environment))
-    }
 
     /// Builds the running parts with `config` (used by `main`, which reads it before anything connects).
     public static func build(runtime: ServiceRuntime, database: Database, parts: ServiceParts, config: SchedulerConfig) async throws -> ServiceParts {
