@@ -307,14 +307,7 @@ public final class SocketActor: Sendable {
                 socketLock.unlock()
                 break
             }
-            var timeout: Int = -1
-            if ticking {
-                // Round up: a remainder under a millisecond must not become a 0 ms poll, or the
-                // thread spins until the tick is due.
-                let left = clock.now.duration(to: nextTick)
-                let nanos = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
-                timeout = nanos <= 0 ? 0 : Int((nanos + 999_999) / 1_000_000)
-            }
+            let timeout = ticking ? Self.milliseconds(clock.now.duration(to: nextTick)) : -1
             let live: Bool
             if let notificationFD {
                 // The socket's own readiness, read last under the lock: a caller sending after the
@@ -338,6 +331,12 @@ public final class SocketActor: Sendable {
             }
             if !live { break }
         }
+        closeDown()
+    }
+
+    /// After the loop, however it ended (a stop, or the context terminating): nothing more is
+    /// taken, what is queued is handed on or counted, and the socket closes.
+    private func closeDown() {
         // However the loop ended (a stop, or the context terminating), nothing more is taken:
         // jobs still queued, or queued from now on, run on the global executor (a task whose
         // resumption was lost would wait forever); sends still queued are dropped and counted.
@@ -363,6 +362,13 @@ public final class SocketActor: Sendable {
         wakeFD.close()
         mailbox.finish()
         finished.fire()
+    }
+
+    /// A poll's timeout for `left`, rounded up: a remainder under a millisecond must not become
+    /// a 0 ms poll, or the thread spins until the tick is due. 0 once it is due.
+    static func milliseconds(_ left: Duration) -> Int {
+        let nanos = left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000
+        return nanos <= 0 ? 0 : Int((nanos + 999_999) / 1_000_000)
     }
 
     /// Marks the thread asleep unless commands are queued (then it polls without waiting).
