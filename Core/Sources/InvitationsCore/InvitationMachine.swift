@@ -35,11 +35,34 @@ public struct AcceptFacts: Equatable, Sendable {
     /// How many people the invitation's alarm is shared with; nil for a group invitation or an
     /// alarm not known here.
     public var alarmShares: Int?
+    /// The claim on a group invitation being accepted, as stored; nil when there is none.
+    public var claim: AcceptClaim?
 
-    public init(inviterTier: Tier?, alarmShares: Int?) {
+    public init(inviterTier: Tier?, alarmShares: Int?, claim: AcceptClaim? = nil) {
         self.inviterTier = inviterTier
         self.alarmShares = alarmShares
+        self.claim = claim
     }
+}
+
+/// Who is joining through a group invitation, and until when the invitation is theirs to spend:
+/// accepting one adds the member in accounts between two transactions (no call to another
+/// service under the invitation's lock), and the claim, written by the first, keeps an open link
+/// to one acceptor at a time until the second spends it.
+public struct AcceptClaim: Equatable, Sendable {
+    /// The acceptor.
+    public var by: String
+    /// When the claim lapses (an acceptor that stopped between the two transactions).
+    public var until: Date
+
+    public init(by: String, until: Date) {
+        self.by = by
+        self.until = until
+    }
+
+    /// How long a claim holds: far beyond one call to accounts (5 s at the most), short enough
+    /// that an acceptor who stopped half-way holds the link up only briefly.
+    public static let lease: TimeInterval = 30
 }
 
 /// What answering an invitation comes to.
@@ -52,6 +75,9 @@ public enum AnswerDecision: Equatable, Sendable {
     /// Write this transition; for a group invitation, add the caller to `addToGroup` first (the
     /// member limit is checked where members live, before the invitation is spent).
     case finish(InvitationTransition, addToGroup: String?)
+    /// A group invitation: write this claim and commit, add the caller to `group` in accounts,
+    /// then accept again, which finds the caller's claim and finishes.
+    case claimThenAdd(AcceptClaim, group: String)
 }
 
 /// How an invitation may be shown to a caller (`GET /v1/invitations/{code}`).
@@ -89,12 +115,21 @@ public enum InvitationMachine {
     }
 
     /// Accepting `i` at `now`.
+    /// A group invitation is claimed first (``AcceptClaim``): another acceptor's live claim
+    /// refuses; the caller's own live claim finishes it (the member was added, the checks held
+    /// when the claim was written, so an expiry since does not undo it).
     public static func accept(_ i: Invitation, actor: String, caller: CallerAddress, facts: AcceptFacts, now: Date) -> AnswerDecision {
         if let refusal = answerRefusal(i, actor: actor, caller: caller) { return .refuse(refusal) }
+        let claim = facts.claim.flatMap { $0.until > now ? $0 : nil }
+        if i.kind == .group, let claim {
+            guard claim.by == actor else { return .refuse(.beingAccepted) }
+            return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: nil)
+        }
         if i.expiresAt <= now { return .expireThenRefuse(InvitationTransition(to: .expired), .expired(at: i.expiresAt)) }
         if let tier = facts.inviterTier, tier != .premium { return .refuse(.inviterNotPremium) }
         if i.kind == .alarm, let shares = facts.alarmShares, shares >= Alarm.maxSharedWith { return .refuse(.alarmFull(shares: shares)) }
-        return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: i.kind == .group ? i.referenceId : nil)
+        if i.kind == .group { return .claimThenAdd(AcceptClaim(by: actor, until: now.addingTimeInterval(AcceptClaim.lease)), group: i.referenceId) }
+        return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: nil)
     }
 
     /// Declining `i`: only an invitation bound to someone (a link is simply not accepted).

@@ -20,6 +20,8 @@ public enum InvitationRefusal: Error, Equatable, Sendable {
     case inviterNotPremium
     /// The alarm is shared with the most people it may be.
     case alarmFull(shares: Int)
+    /// Someone else is joining through this group invitation right now (their claim is live).
+    case beingAccepted
 
     public var serviceError: ServiceError {
         switch self {
@@ -40,6 +42,8 @@ public enum InvitationRefusal: Error, Equatable, Sendable {
             ServiceError(.tierRequired, "the plan of the person who invited you no longer includes sharing; ask them for a new invitation")
         case .alarmFull(let shares):
             ServiceError(.groupMemberLimit, "this alarm is already shared with \(shares) people, the most it may be; ask its owner to make room")
+        case .beingAccepted:
+            ServiceError(.syncConflict, "someone else is joining through this invitation right now; try again in a moment")
         }
     }
 }

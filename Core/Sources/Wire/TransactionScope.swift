@@ -6,13 +6,6 @@
 public enum TransactionScope {
     /// What holds the transaction (a label for messages); nil outside one.
     @TaskLocal public static var holder: String?
-
-    /// Runs `body` as outside any transaction: for a call that must stay under the
-    /// transaction's locks until a design without it exists. Each use says why
-    /// (`grep allowingRemoteCalls` lists them).
-    public static func allowingRemoteCalls<T: Sendable>(because reason: StaticString, _ body: () async throws -> T) async rethrows -> T {
-        try await $holder.withValue(nil) { try await body() }
-    }
 }
 
 /// What an RPC client does with a call made inside a database transaction

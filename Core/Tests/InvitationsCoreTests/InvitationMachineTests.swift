@@ -84,16 +84,49 @@ struct InvitationMachineTests {
         #expect(accept(alarm, .init(inviterTier: .premium, alarmShares: Alarm.maxSharedWith - 1))
                 == .finish(.init(to: .accepted, user: Self.invitee), addToGroup: nil))
         #expect(accept(alarm, .init(inviterTier: .premium, alarmShares: Alarm.maxSharedWith)) == .refuse(.alarmFull(shares: Alarm.maxSharedWith)))
-        // The share count says nothing of a group invitation.
+        // The share count says nothing of a group invitation, which is claimed first.
         let group = Self.invitation(.group)
         #expect(accept(group, .init(inviterTier: .premium, alarmShares: Alarm.maxSharedWith))
-                == .finish(.init(to: .accepted, user: Self.invitee), addToGroup: "ref-1"))
+                == .claimThenAdd(AcceptClaim(by: Self.invitee, until: Self.now.addingTimeInterval(AcceptClaim.lease)), group: "ref-1"))
         // The order: who and which state before expiry, expiry before the plan.
         let expiredAndWrongPlan = Self.invitation(expiresIn: -1)
         #expect(accept(expiredAndWrongPlan, .init(inviterTier: .free, alarmShares: 0))
                 == .expireThenRefuse(.init(to: .expired), .expired(at: expiredAndWrongPlan.expiresAt)))
         let acceptedAndExpired = Self.invitation(status: "accepted", expiresIn: -1)
         #expect(accept(acceptedAndExpired, Self.premium) == .refuse(.alreadyAccepted))
+    }
+
+    @Test("a group invitation is claimed, then spent by its claimant only while the claim holds", arguments: [
+        // (claimant, claim ends in seconds, invitation expires in seconds, what accepting answers)
+        (nil as String?, 0.0, 3600.0, "claim"),
+        ("u-invitee", 10.0, 3600.0, "finish"),
+        ("u-invitee", 10.0, -5.0, "finish"),           // expired since the claim was written: the claim holds
+        ("u-other", 10.0, 3600.0, "beingAccepted"),
+        ("u-other", 0.0, 3600.0, "claim"),             // a claim that lapsed holds nothing
+        ("u-other", -1.0, 3600.0, "claim"),
+        ("u-invitee", -1.0, -5.0, "expire"),           // the caller's own lapsed claim: decided afresh
+        ("u-other", 10.0, -5.0, "beingAccepted"),
+    ] as [(String?, Double, Double, String)])
+    func groupClaims(claimant: String?, claimEndsIn: Double, expiresIn: Double, answer: String) {
+        let i = Self.invitation(.group, expiresIn: expiresIn)
+        let claim = claimant.map { AcceptClaim(by: $0, until: Self.now.addingTimeInterval(claimEndsIn)) }
+        let decision = InvitationMachine.accept(i, actor: Self.invitee, caller: Self.stranger,
+                                                facts: AcceptFacts(inviterTier: .premium, alarmShares: nil, claim: claim), now: Self.now)
+        switch (decision, answer) {
+        case (.claimThenAdd(let c, let group), "claim"):
+            #expect(c == AcceptClaim(by: Self.invitee, until: Self.now.addingTimeInterval(AcceptClaim.lease)) && group == "ref-1")
+        case (.finish(let t, let group), "finish"):
+            #expect(t == .init(to: .accepted, user: Self.invitee) && group == nil)
+        case (.refuse(.beingAccepted), "beingAccepted"), (.expireThenRefuse, "expire"):
+            break
+        default:
+            Issue.record("accepting answered \(decision), not \(answer)")
+        }
+        // An alarm invitation is never claimed.
+        let alarm = Self.invitation(expiresIn: 3600)
+        #expect(InvitationMachine.accept(alarm, actor: Self.invitee, caller: Self.stranger,
+                                         facts: AcceptFacts(inviterTier: .premium, alarmShares: 0, claim: claim), now: Self.now)
+                == .finish(.init(to: .accepted, user: Self.invitee), addToGroup: nil))
     }
 
     @Test("declining: a bound invitation only, by its invitee, while pending; expiry not asked")

@@ -135,36 +135,60 @@ struct InvitationHandlers: Sendable {
         // What made the invitation possible is asked again now: the inviter may have lost the
         // role, the plan or the data since (the row is re-read under its lock below).
         if let i = try await store.invitation(code), i.state == .pending, i.inviterId != actor { try await inviterStillManages(i) }
+        // A group invitation is claimed in a first transaction, the member added in accounts
+        // (where the member limit is checked) outside any, and the invitation spent in a second
+        // that finds the caller's claim (``AcceptClaim``): no call to another service under the
+        // invitation's lock, and an open link still admits one acceptor at a time.
+        for _ in 0..<2 {
+            switch try await acceptOnce(code, actor: actor, caller: caller) {
+            case .done(let outcome):
+                return try outcome.mapError(\.serviceError).get()
+            case .addMember(let group, let inviter):
+                do {
+                    _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: group, uid: actor, invitedBy: inviter))
+                } catch {
+                    // Not added (the group is full, accounts did not answer): the claim goes, so
+                    // the link is free for someone else at once.
+                    try? await store.outbox.transaction { c in try await store.setClaim(code, nil, clearingFor: actor, on: c) }
+                    throw error
+                }
+            }
+        }
+        throw ServiceError(.internalError, "invitation \(code) was claimed and not spent")
+    }
+
+    /// The end of one transaction of an acceptance: the outcome, or the member to add first.
+    enum AcceptStep: Sendable {
+        case done(Result<Invitation, InvitationRefusal>)
+        case addMember(group: String, inviter: String)
+    }
+
+    /// One transaction of an acceptance: lock, read the facts (the claim included), ask the
+    /// machine, perform its answer.
+    private func acceptOnce(_ code: String, actor: String, caller: CallerAddress) async throws -> AcceptStep {
         // An invitation found expired is marked so (and announced) in a transaction that
         // commits; the refusal is thrown after. (Thrown inside, it rolled the mark back.)
-        let outcome: Result<Invitation, InvitationRefusal> = try await store.outbox.transaction { c in
+        try await store.outbox.transaction { c in
             guard let i = try await store.lock(code, on: c) else { throw Self.notFound }
             // The facts the decision needs, read under the invitation's lock (the inviter's plan
             // from the accounts stream's read model, so accepting does not wait on another service).
             let facts = AcceptFacts(inviterTier: try await store.user(i.inviterId, on: c)?.tier,
-                                    alarmShares: i.kind == .alarm ? try await store.alarmShares(i.referenceId, on: c) : nil)
+                                    alarmShares: i.kind == .alarm ? try await store.alarmShares(i.referenceId, on: c) : nil,
+                                    claim: i.kind == .group ? try await store.claim(code, on: c) : nil)
             switch InvitationMachine.accept(i, actor: actor, caller: caller, facts: facts, now: Date()) {
             case .refuse(let refusal):
                 throw refusal.serviceError
             case .expireThenRefuse(let transition, let refusal):
                 _ = try await store.finish(i, transition, userName: nil, on: c)
-                return .failure(refusal)
-            case .finish(let transition, let group):
-                if let group {
-                    // The member limit is checked where members live, before the invitation is
-                    // spent, and under the invitation's lock: the one call to another service
-                    // made inside a transaction (an open link accepted by two people at once
-                    // must add one of them, and nothing holds the link between two transactions
-                    // yet; a claim with a lease would: docs/architecture.md, Persistence).
-                    _ = try await TransactionScope.allowingRemoteCalls(because: "the invitation's lock keeps an open link to one acceptor") {
-                        try await accounts.call(GroupMethods.AddMember.self, .init(groupId: group, uid: actor, invitedBy: i.inviterId))
-                    }
-                }
+                return .done(.failure(refusal))
+            case .claimThenAdd(let claim, let group):
+                try await store.setClaim(code, claim, on: c)
+                return .addMember(group: group, inviter: i.inviterId)
+            case .finish(let transition, _):
                 let name = try await store.user(actor, on: c)?.name
-                return .success(try await store.finish(i, transition, userName: name, on: c))
+                return .done(.success(try await store.finish(i, transition, userName: name, on: c)))
             }
         }
-        return try outcome.mapError(\.serviceError).get()
     }
 
     /// Throws unless the manager who made group invitation `i` still manages the group
@@ -186,6 +210,8 @@ struct InvitationHandlers: Sendable {
             case .finish(let transition, _):
                 let name = try await store.user(actor, on: c)?.name
                 return try await store.finish(i, transition, userName: name, on: c)
+            case .claimThenAdd:
+                throw ServiceError(.internalError, "declining answered a claim")
             }
         }
     }

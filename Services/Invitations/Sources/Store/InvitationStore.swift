@@ -34,12 +34,30 @@ struct InvitationStore: Sendable {
         try await Self.decode(c.query("SELECT \(unescaped: Self.columns) FROM invitations WHERE code = \(code) FOR UPDATE", logger: logger)).first
     }
 
+    /// The claim on invitation `code` (``AcceptClaim``), read under its lock; nil when none.
+    func claim(_ code: String, on c: PostgresConnection) async throws -> AcceptClaim? {
+        let rows = try await c.query("SELECT claimed_by, claimed_until FROM invitations WHERE code = \(code)", logger: logger)
+        for try await (by, until) in rows.decode((String?, Date?).self) {
+            guard let by, let until else { return nil }
+            return AcceptClaim(by: by, until: until)
+        }
+        return nil
+    }
+
+    /// Writes `claim` on invitation `code` (nil clears it; `by`: only if it is that user's).
+    func setClaim(_ code: String, _ claim: AcceptClaim?, clearingFor by: String? = nil, on c: PostgresConnection) async throws {
+        try await c.query("""
+            UPDATE invitations SET claimed_by = \(claim?.by), claimed_until = \(claim?.until)
+            WHERE code = \(code) AND (\(by)::text IS NULL OR claimed_by = \(by))
+            """, logger: logger)
+    }
+
     /// Writes `transition` (the status, and the acceptance for an accepted one) and publishes
     /// the event that announces it. `userName`: the answering user's name, for the event.
     func finish(_ i: Invitation, _ transition: InvitationTransition, userName: String?, on c: PostgresConnection) async throws -> Invitation {
         let status = transition.to.rawValue, user = transition.user, reason = transition.reason?.rawValue, event = transition.event
         let rows = try await Self.decode(c.query("""
-            UPDATE invitations SET status = \(status), finished_at = now(),
+            UPDATE invitations SET status = \(status), finished_at = now(), claimed_by = NULL, claimed_until = NULL,
                 accepted_at = CASE WHEN \(status) = 'accepted' THEN now() ELSE accepted_at END,
                 accepted_by = CASE WHEN \(status) = 'accepted' THEN \(user) ELSE accepted_by END
             WHERE code = \(i.id) RETURNING \(unescaped: Self.columns)

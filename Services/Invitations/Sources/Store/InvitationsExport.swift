@@ -7,11 +7,11 @@ import ServiceKit
 enum InvitationsExport {
     static let sections: [ExportSection] = [
         ExportSection("invitationsSent") { uid, after, limit in
-            "SELECT code, to_jsonb(i)::text FROM invitations i WHERE inviter_id = \(uid) AND code > \(after) ORDER BY code LIMIT \(limit)"
+            "SELECT code, (to_jsonb(i) - 'claimed_by' - 'claimed_until')::text FROM invitations i WHERE inviter_id = \(uid) AND code > \(after) ORDER BY code LIMIT \(limit)"
         },
         ExportSection("invitationsReceived") { uid, after, limit in
             """
-            SELECT i.code, to_jsonb(i)::text FROM invitations i
+            SELECT i.code, (to_jsonb(i) - 'claimed_by' - 'claimed_until')::text FROM invitations i
             WHERE (i.accepted_by = \(uid) OR i.invitee_uid = \(uid)
                    OR lower(i.invitee_email) = (SELECT lower(email) FROM users WHERE uid = \(uid) AND email_verified))
               AND i.inviter_id <> \(uid) AND i.code > \(after)

@@ -57,5 +57,10 @@ enum InvitationsMigrations {
         Migration(8, "alarm share counts", [
             "CREATE TABLE alarm_shares (alarm_id text PRIMARY KEY, shared integer NOT NULL)",
         ]),
+        // Who is joining through a group invitation until when (AcceptClaim): the member is added
+        // in accounts between two transactions, and the claim keeps an open link to one acceptor.
+        Migration(9, "acceptance claims", [
+            "ALTER TABLE invitations ADD COLUMN claimed_by text, ADD COLUMN claimed_until timestamptz",
+        ]),
     ]
 }
