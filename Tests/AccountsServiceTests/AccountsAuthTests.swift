@@ -13,7 +13,7 @@ struct AccountsAuthTests {
         try await withTestSuite(label: "auth", start: { suite in
             try suite.start("accounts", migrations: AccountsService.migrations, extra: ["CHRONIR_ACCESS_TTL": accessTTL], build: AccountsService.build)
             try suite.start("gateway") { runtime, _ in
-                try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
+                try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }, body)
     }

@@ -117,7 +117,7 @@ struct ContractTests {
             try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
             // Services not started here time out fast: only "is it routed" matters.
             try suite.start("gateway", extra: ["CHRONIR_UPSTREAM_TIMEOUT": "300ms"]) { runtime, _ in
-                try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
+                try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }) { s in
             for (method, path) in ops {

@@ -14,7 +14,7 @@ struct PublicInputTests {
         try await withTestSuite(label: "input", start: { suite in
             try suite.start("accounts", migrations: AccountsService.migrations, build: AccountsService.build)
             try suite.start("gateway", extra: gateway) { runtime, _ in
-                try GatewayService.build(runtime: runtime) { port in suite.gatewayPort.withLock { $0 = port } }
+                try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in suite.gatewayPort.withLock { $0 = port } }
             }
         }, body)
     }

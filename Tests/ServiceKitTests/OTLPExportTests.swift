@@ -37,7 +37,7 @@ struct OTLPExportTests {
                         extra: otlp.merging(["CHRONIR_SCHEDULER_PARTITIONS": "8", "CHRONIR_SCHEDULER_PUSH_TO": "alarms"]) { $1 },
                         build: SchedulerService.build)
             try s.start("gateway", extra: otlp) { runtime, _ in
-                try GatewayService.build(runtime: runtime) { port in s.gatewayPort.withLock { $0 = port } }
+                try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in s.gatewayPort.withLock { $0 = port } }
             }
         }) { s in
             let u = try await s.signup("Exporter")

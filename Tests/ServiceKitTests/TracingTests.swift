@@ -29,7 +29,7 @@ struct TracingTests {
                         build: SchedulerService.build)
             try s.start("notifications", migrations: NotificationsService.migrations, extra: env("notifications"), build: NotificationsService.build)
             try s.start("gateway", extra: env("gateway")) { runtime, _ in
-                try GatewayService.build(runtime: runtime) { port in s.gatewayPort.withLock { $0 = port } }
+                try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in s.gatewayPort.withLock { $0 = port } }
             }
         }) { s in
             let u = try await s.signup("Tracer")

@@ -38,7 +38,7 @@ extension TestSuite {
     /// Starts the gateway (its port is known once it listens: ``gatewayURL()``).
     func startGateway(extra: [String: String] = [:]) throws {
         try start("gateway", extra: extra) { runtime, _ in
-            try GatewayService.build(runtime: runtime) { port in self.gatewayPort.withLock { $0 = port } }
+            try GatewayService.build(runtime: runtime, config: GatewayConfig(environment: runtime.environment)) { port in self.gatewayPort.withLock { $0 = port } }
         }
     }
 

@@ -10,15 +10,8 @@ import ServiceLifecycle
 /// The public HTTP API: authenticates callers and translates requests into messages to the
 /// services that own the data.
 public enum GatewayService {
-    /// Builds the running parts (used by tests) with the settings of `runtime`'s environment
-    /// (``GatewayConfig``). `onListening` receives the bound HTTP port once the server accepts
-    /// connections. `health`: the host's checks (the gateway's own readiness on `/readyz`).
-    public static func build(runtime: ServiceRuntime, health: HealthChecks = HealthChecks(),
-                             onListening: (@Sendable (Int) -> Void)? = nil) throws -> ServiceParts {
-        try build(runtime: runtime, health: health, config: try GatewayConfig(environment: runtime.environment), onListening: onListening)
-    }
-
-    /// Builds the running parts (used by `main`) with settings already read and checked.
+    /// Builds the running parts (used by `main`, and by the tests with `GatewayConfig(environment:)`)
+    /// with settings already read and checked.
     /// `onListening` receives the bound HTTP port once the server accepts connections.
     /// `health`: the host's checks (the gateway's own readiness on `/readyz`).
     public static func build(runtime: ServiceRuntime, health: HealthChecks = HealthChecks(), config: GatewayConfig,
