@@ -150,12 +150,7 @@ final class DeliveryWorker: Service, Sendable {
     /// is recorded.
     private func pipeline() async {
         await withTaskGroup(of: Step.self) { group in
-            var queue: [Claimed] = []
-            var next = 0
-            var lanes = SendLanes(limits: limits)
-            var deferred: [(id: Int64, attempt: Int32)] = []
-            // Webhooks waiting in this worker for their account's or host's slot.
-            var parked: [Claimed] = []
+            var backlog = Backlog(lanes: SendLanes(limits: limits), maxParked: maxParked)
             var claiming = false
             var recording = false
             var exhausted = false
@@ -173,84 +168,22 @@ final class DeliveryWorker: Service, Sendable {
                     if claiming { wokenWhileClaiming = true }
                 }
                 let stop = stopping.load(ordering: .relaxed)
-                // Webhooks that waited for their account's or host's slot go first, in order.
-                if !parked.isEmpty {
-                    var still: [Claimed] = []
-                    for c in parked {
-                        if stop || !DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) {
-                            deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                            telemetry.counter("chronir_push_deferred_total", [("reason", stop ? "stopping" : "lease")]).increment()
-                        } else if lanes.admit(Self.lane(of: c)) == .send {
-                            group.addTask { .sent(await self.deliver(c)) }
-                        } else {
-                            still.append(c)
-                        }
-                    }
-                    parked = still
+                let (send, putBack) = backlog.release(stopping: stop) {
+                    DeliveryLease.maySend(age: ContinuousClock.now - $0.claimedAt, lease: Self.lease, sendBound: self.sendBound)
                 }
-                dispatch: while next < queue.count {
-                    let c = queue[next]
-                    // Waited too long in the queue: a send now could outlive the row's lease,
-                    // and another worker could claim and send it meanwhile. Put it back.
-                    guard DeliveryLease.maySend(age: ContinuousClock.now - c.claimedAt, lease: Self.lease, sendBound: sendBound) else {
-                        next += 1
-                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                        telemetry.counter("chronir_push_deferred_total", [("reason", "lease")]).increment()
-                        continue
-                    }
-                    switch lanes.admit(Self.lane(of: c)) {
-                    case .send:
-                        next += 1
-                        group.addTask { .sent(await self.deliver(c)) }
-                    case .deferred(let why):
-                        // Its account, host or lane is busy: it waits here for a slot (sends to
-                        // one busy receiver follow each other at once), up to `maxParked`;
-                        // beyond, it goes back to the table for `deferFor`.
-                        next += 1
-                        if parked.count < maxParked {
-                            parked.append(c)
-                        } else {
-                            deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                            telemetry.counter("chronir_push_deferred_total", [("reason", why.rawValue)]).increment()
-                        }
-                    case .full:
-                        break dispatch
-                    }
-                }
-                if next == queue.count, next > 0 {
-                    queue.removeAll(keepingCapacity: true)
-                    next = 0
-                }
-                if !claiming, !stop, !exhausted, queue.count - next < limits.providers {
+                for c in send { group.addTask { .sent(await self.deliver(c)) } }
+                for reason in putBack { telemetry.counter("chronir_push_deferred_total", [("reason", reason)]).increment() }
+                if !claiming, !stop, !exhausted, backlog.waiting < limits.providers {
                     claiming = true
-                    let limit = batchSize
-                    group.addTask {
-                        do {
-                            return .claimed(try await self.claim(limit: limit))
-                        } catch {
-                            self.logger.error("delivery claim: \(error)")
-                            try? await Task.sleep(for: .seconds(1))
-                            return .claimed([])
-                        }
-                    }
+                    startClaim(in: &group)
                 }
-                if !recording, !finished.isEmpty || !deferred.isEmpty {
+                if !recording, !finished.isEmpty || !backlog.deferred.isEmpty {
                     recording = true
-                    let round = finished, putBack = deferred
+                    startRecording(finished, deferred: backlog.deferred, in: &group)
                     finished.removeAll(keepingCapacity: true)
-                    deferred.removeAll(keepingCapacity: true)
-                    group.addTask {
-                        do {
-                            try await self.record(round, deferred: putBack)
-                        } catch {
-                            // The rows stay leased: they are tried again when the lease ends.
-                            self.logger.error("delivery record: \(error)")
-                            try? await Task.sleep(for: .seconds(1))
-                        }
-                        return .recorded
-                    }
+                    backlog.deferred.removeAll(keepingCapacity: true)
                 }
-                if !ticking, !stop, exhausted, lanes.inFlight > 0 {
+                if !ticking, !stop, exhausted, backlog.lanes.inFlight > 0 {
                     ticking = true
                     group.addTask {
                         let wait = self.untilInstant()
@@ -268,13 +201,13 @@ final class DeliveryWorker: Service, Sendable {
                 }
                 switch step {
                 case .sent(let s):
-                    lanes.release(Self.lane(of: s.claimed))
+                    backlog.lanes.release(Self.lane(of: s.claimed))
                     finished.append(s)
                 case .claimed(let rows):
                     claiming = false
                     exhausted = rows.count < batchSize && !wokenWhileClaiming
                     wokenWhileClaiming = false
-                    queue.append(contentsOf: rows)
+                    backlog.queue.append(contentsOf: rows)
                 case .recorded:
                     recording = false
                 case .woke:
@@ -282,6 +215,110 @@ final class DeliveryWorker: Service, Sendable {
                     exhausted = false
                 }
             }
+        }
+    }
+
+    /// Claims the next due rows in a task of `group` (an error: none, after a second).
+    private func startClaim(in group: inout TaskGroup<Step>) {
+        let limit = batchSize
+        group.addTask {
+            do {
+                return .claimed(try await self.claim(limit: limit))
+            } catch {
+                self.logger.error("delivery claim: \(error)")
+                try? await Task.sleep(for: .seconds(1))
+                return .claimed([])
+            }
+        }
+    }
+
+    /// Records `round` and puts `deferred` back, in a task of `group`.
+    private func startRecording(_ round: [Sent], deferred putBack: [(id: Int64, attempt: Int32)], in group: inout TaskGroup<Step>) {
+        group.addTask {
+            do {
+                try await self.record(round, deferred: putBack)
+            } catch {
+                // The rows stay leased: they are tried again when the lease ends.
+                self.logger.error("delivery record: \(error)")
+                try? await Task.sleep(for: .seconds(1))
+            }
+            return .recorded
+        }
+    }
+
+    /// What the pipeline holds between its steps: claimed rows not yet sent, webhooks waiting in
+    /// this worker for their account's or host's slot, the send lanes, and the rows to put back.
+    struct Backlog {
+        var queue: [Claimed] = []
+        var next = 0
+        var lanes: SendLanes
+        var deferred: [(id: Int64, attempt: Int32)] = []
+        var parked: [Claimed] = []
+        let maxParked: Int
+
+        /// Claimed rows not yet sent or parked.
+        var waiting: Int { queue.count - next }
+
+        init(lanes: SendLanes, maxParked: Int) {
+            self.lanes = lanes
+            self.maxParked = maxParked
+        }
+
+        /// The rows to send now, each admitted by its lane: the parked webhooks first, in order,
+        /// then the queue until the lanes are full. A row that has waited too long to send
+        /// within its lease (`maySend` false), or any parked one while `stopping`, goes back to
+        /// the table (`deferred`); so does a busy receiver's row beyond `maxParked`. Returns the
+        /// reason of each row put back (a metric's label).
+        mutating func release(stopping: Bool, maySend: (Claimed) -> Bool) -> (send: [Claimed], putBack: [String]) {
+            var send: [Claimed] = [], putBack: [String] = []
+            if !parked.isEmpty {
+                var still: [Claimed] = []
+                for c in parked {
+                    if stopping || !maySend(c) {
+                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
+                        putBack.append(stopping ? "stopping" : "lease")
+                    } else if lanes.admit(DeliveryWorker.lane(of: c)) == .send {
+                        send.append(c)
+                    } else {
+                        still.append(c)
+                    }
+                }
+                parked = still
+            }
+            dispatch: while next < queue.count {
+                let c = queue[next]
+                // Waited too long in the queue: a send now could outlive the row's lease,
+                // and another worker could claim and send it meanwhile. Put it back.
+                guard maySend(c) else {
+                    next += 1
+                    deferred.append((c.target.deliveryId, Int32(c.attempt)))
+                    putBack.append("lease")
+                    continue
+                }
+                switch lanes.admit(DeliveryWorker.lane(of: c)) {
+                case .send:
+                    next += 1
+                    send.append(c)
+                case .deferred(let why):
+                    // Its account, host or lane is busy: it waits here for a slot (sends to
+                    // one busy receiver follow each other at once), up to `maxParked`;
+                    // beyond, it goes back to the table for `deferFor`.
+                    next += 1
+                    if parked.count < maxParked {
+                        parked.append(c)
+                    } else {
+                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
+                        putBack.append(why.rawValue)
+                    }
+                case .full:
+                    break dispatch
+                }
+            }
+            if next == queue.count, next > 0 {
+                queue.removeAll(keepingCapacity: true)
+                next = 0
+            }
+            return (send, putBack)
         }
     }
 
