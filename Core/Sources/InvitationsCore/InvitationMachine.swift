@@ -37,11 +37,14 @@ public struct AcceptFacts: Equatable, Sendable {
     public var alarmShares: Int?
     /// The claim on a group invitation being accepted, as stored; nil when there is none.
     public var claim: AcceptClaim?
+    /// Whether this acceptance has added the caller to the group already (under its claim).
+    public var added: Bool
 
-    public init(inviterTier: Tier?, alarmShares: Int?, claim: AcceptClaim? = nil) {
+    public init(inviterTier: Tier?, alarmShares: Int?, claim: AcceptClaim? = nil, added: Bool = false) {
         self.inviterTier = inviterTier
         self.alarmShares = alarmShares
         self.claim = claim
+        self.added = added
     }
 }
 
@@ -116,14 +119,17 @@ public enum InvitationMachine {
 
     /// Accepting `i` at `now`.
     /// A group invitation is claimed first (``AcceptClaim``): another acceptor's live claim
-    /// refuses; the caller's own live claim finishes it (the member was added, the checks held
-    /// when the claim was written, so an expiry since does not undo it).
+    /// refuses; the caller's own live claim finishes it once this acceptance has added the
+    /// member (`facts.added`; the checks held when the claim was written, so an expiry since does
+    /// not undo it), and is renewed for the add otherwise (a second request of the same caller
+    /// while the first is adding: it adds too, idempotently, before it spends the invitation).
     public static func accept(_ i: Invitation, actor: String, caller: CallerAddress, facts: AcceptFacts, now: Date) -> AnswerDecision {
         if let refusal = answerRefusal(i, actor: actor, caller: caller) { return .refuse(refusal) }
         let claim = facts.claim.flatMap { $0.until > now ? $0 : nil }
         if i.kind == .group, let claim {
             guard claim.by == actor else { return .refuse(.beingAccepted) }
-            return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: nil)
+            if facts.added { return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: nil) }
+            return .claimThenAdd(AcceptClaim(by: actor, until: now.addingTimeInterval(AcceptClaim.lease)), group: i.referenceId)
         }
         if i.expiresAt <= now { return .expireThenRefuse(InvitationTransition(to: .expired), .expired(at: i.expiresAt)) }
         if let tier = facts.inviterTier, tier != .premium { return .refuse(.inviterNotPremium) }

@@ -96,22 +96,25 @@ struct InvitationMachineTests {
         #expect(accept(acceptedAndExpired, Self.premium) == .refuse(.alreadyAccepted))
     }
 
-    @Test("a group invitation is claimed, then spent by its claimant only while the claim holds", arguments: [
-        // (claimant, claim ends in seconds, invitation expires in seconds, what accepting answers)
-        (nil as String?, 0.0, 3600.0, "claim"),
-        ("u-invitee", 10.0, 3600.0, "finish"),
-        ("u-invitee", 10.0, -5.0, "finish"),           // expired since the claim was written: the claim holds
-        ("u-other", 10.0, 3600.0, "beingAccepted"),
-        ("u-other", 0.0, 3600.0, "claim"),             // a claim that lapsed holds nothing
-        ("u-other", -1.0, 3600.0, "claim"),
-        ("u-invitee", -1.0, -5.0, "expire"),           // the caller's own lapsed claim: decided afresh
-        ("u-other", 10.0, -5.0, "beingAccepted"),
-    ] as [(String?, Double, Double, String)])
-    func groupClaims(claimant: String?, claimEndsIn: Double, expiresIn: Double, answer: String) {
+    @Test("a group invitation is claimed, then spent by its claimant only while the claim holds and once it added the member", arguments: [
+        // (claimant, claim ends in seconds, invitation expires in seconds, added by this acceptance, what accepting answers)
+        (nil as String?, 0.0, 3600.0, false, "claim"),
+        ("u-invitee", 10.0, 3600.0, true, "finish"),
+        ("u-invitee", 10.0, -5.0, true, "finish"),      // expired since the claim was written: the claim holds
+        ("u-invitee", 10.0, 3600.0, false, "claim"),    // the caller's second request while its first adds: it adds too
+        ("u-invitee", 10.0, -5.0, false, "claim"),
+        ("u-other", 10.0, 3600.0, false, "beingAccepted"),
+        ("u-other", 10.0, 3600.0, true, "beingAccepted"),
+        ("u-other", 0.0, 3600.0, false, "claim"),       // a claim that lapsed holds nothing
+        ("u-other", -1.0, 3600.0, false, "claim"),
+        ("u-invitee", -1.0, -5.0, true, "expire"),      // the caller's own lapsed claim: decided afresh
+        ("u-other", 10.0, -5.0, false, "beingAccepted"),
+    ] as [(String?, Double, Double, Bool, String)])
+    func groupClaims(claimant: String?, claimEndsIn: Double, expiresIn: Double, added: Bool, answer: String) {
         let i = Self.invitation(.group, expiresIn: expiresIn)
         let claim = claimant.map { AcceptClaim(by: $0, until: Self.now.addingTimeInterval(claimEndsIn)) }
         let decision = InvitationMachine.accept(i, actor: Self.invitee, caller: Self.stranger,
-                                                facts: AcceptFacts(inviterTier: .premium, alarmShares: nil, claim: claim), now: Self.now)
+                                                facts: AcceptFacts(inviterTier: .premium, alarmShares: nil, claim: claim, added: added), now: Self.now)
         switch (decision, answer) {
         case (.claimThenAdd(let c, let group), "claim"):
             #expect(c == AcceptClaim(by: Self.invitee, until: Self.now.addingTimeInterval(AcceptClaim.lease)) && group == "ref-1")

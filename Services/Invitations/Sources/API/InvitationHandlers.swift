@@ -139,8 +139,9 @@ struct InvitationHandlers: Sendable {
         // (where the member limit is checked) outside any, and the invitation spent in a second
         // that finds the caller's claim (``AcceptClaim``): no call to another service under the
         // invitation's lock, and an open link still admits one acceptor at a time.
+        var added = false
         for _ in 0..<2 {
-            switch try await acceptOnce(code, actor: actor, caller: caller) {
+            switch try await acceptOnce(code, actor: actor, caller: caller, added: added) {
             case .done(let outcome):
                 return try outcome.mapError(\.serviceError).get()
             case .addMember(let group, let inviter):
@@ -152,6 +153,7 @@ struct InvitationHandlers: Sendable {
                     try? await store.outbox.transaction { c in try await store.setClaim(code, nil, clearingFor: actor, on: c) }
                     throw error
                 }
+                added = true
             }
         }
         throw ServiceError(.internalError, "invitation \(code) was claimed and not spent")
@@ -163,9 +165,9 @@ struct InvitationHandlers: Sendable {
         case addMember(group: String, inviter: String)
     }
 
-    /// One transaction of an acceptance: lock, read the facts (the claim included), ask the
-    /// machine, perform its answer.
-    private func acceptOnce(_ code: String, actor: String, caller: CallerAddress) async throws -> AcceptStep {
+    /// One transaction of an acceptance: lock, read the facts (the claim included, and whether
+    /// this acceptance has `added` the member), ask the machine, perform its answer.
+    private func acceptOnce(_ code: String, actor: String, caller: CallerAddress, added: Bool) async throws -> AcceptStep {
         // An invitation found expired is marked so (and announced) in a transaction that
         // commits; the refusal is thrown after. (Thrown inside, it rolled the mark back.)
         try await store.outbox.transaction { c in
@@ -174,7 +176,7 @@ struct InvitationHandlers: Sendable {
             // from the accounts stream's read model, so accepting does not wait on another service).
             let facts = AcceptFacts(inviterTier: try await store.user(i.inviterId, on: c)?.tier,
                                     alarmShares: i.kind == .alarm ? try await store.alarmShares(i.referenceId, on: c) : nil,
-                                    claim: i.kind == .group ? try await store.claim(code, on: c) : nil)
+                                    claim: i.kind == .group ? try await store.claim(code, on: c) : nil, added: added)
             switch InvitationMachine.accept(i, actor: actor, caller: caller, facts: facts, now: Date()) {
             case .refuse(let refusal):
                 throw refusal.serviceError
