@@ -119,17 +119,21 @@ public enum InvitationMachine {
 
     /// Accepting `i` at `now`.
     /// A group invitation is claimed first (``AcceptClaim``): another acceptor's live claim
-    /// refuses; the caller's own live claim finishes it once this acceptance has added the
-    /// member (`facts.added`; the checks held when the claim was written, so an expiry since does
-    /// not undo it), and is renewed for the add otherwise (a second request of the same caller
-    /// while the first is adding: it adds too, idempotently, before it spends the invitation).
+    /// refuses. Once this acceptance has added the member (`facts.added`) it is spent, whatever
+    /// became of the caller's claim (a lease that ran out while the add took long) and of the
+    /// expiry and the plan, which held when it claimed: a member is never left in the group with
+    /// the invitation unspent because time passed. The caller's own live claim without the add
+    /// (a second request while the first is adding) is renewed, and this request adds too
+    /// (idempotently) before it spends the invitation.
     public static func accept(_ i: Invitation, actor: String, caller: CallerAddress, facts: AcceptFacts, now: Date) -> AnswerDecision {
         if let refusal = answerRefusal(i, actor: actor, caller: caller) { return .refuse(refusal) }
         let claim = facts.claim.flatMap { $0.until > now ? $0 : nil }
-        if i.kind == .group, let claim {
-            guard claim.by == actor else { return .refuse(.beingAccepted) }
+        if i.kind == .group {
+            if let claim, claim.by != actor { return .refuse(.beingAccepted) }
             if facts.added { return .finish(InvitationTransition(to: .accepted, user: actor), addToGroup: nil) }
-            return .claimThenAdd(AcceptClaim(by: actor, until: now.addingTimeInterval(AcceptClaim.lease)), group: i.referenceId)
+            if claim != nil {
+                return .claimThenAdd(AcceptClaim(by: actor, until: now.addingTimeInterval(AcceptClaim.lease)), group: i.referenceId)
+            }
         }
         if i.expiresAt <= now { return .expireThenRefuse(InvitationTransition(to: .expired), .expired(at: i.expiresAt)) }
         if let tier = facts.inviterTier, tier != .premium { return .refuse(.inviterNotPremium) }

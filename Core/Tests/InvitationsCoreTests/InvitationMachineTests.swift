@@ -107,7 +107,10 @@ struct InvitationMachineTests {
         ("u-other", 10.0, 3600.0, true, "beingAccepted"),
         ("u-other", 0.0, 3600.0, false, "claim"),       // a claim that lapsed holds nothing
         ("u-other", -1.0, 3600.0, false, "claim"),
-        ("u-invitee", -1.0, -5.0, true, "expire"),      // the caller's own lapsed claim: decided afresh
+        ("u-invitee", -1.0, -5.0, true, "finish"),      // added, its claim lapsed and the invitation expired since: spent
+        ("u-invitee", -1.0, 3600.0, true, "finish"),
+        (nil, 0.0, -5.0, true, "finish"),               // added, its claim cleared: spent all the same
+        ("u-invitee", -1.0, -5.0, false, "expire"),     // the caller's own lapsed claim, nothing added: decided afresh
         ("u-other", 10.0, -5.0, false, "beingAccepted"),
     ] as [(String?, Double, Double, Bool, String)])
     func groupClaims(claimant: String?, claimEndsIn: Double, expiresIn: Double, added: Bool, answer: String) {

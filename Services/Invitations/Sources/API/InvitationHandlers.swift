@@ -144,14 +144,15 @@ struct InvitationHandlers: Sendable {
             switch try await acceptOnce(code, actor: actor, caller: caller, added: added) {
             case .done(let outcome):
                 return try outcome.mapError(\.serviceError).get()
-            case .addMember(let group, let inviter):
+            case .addMember(let group, let inviter, let claim):
                 do {
                     _ = try await accounts.call(GroupMethods.AddMember.self, .init(groupId: group, uid: actor, invitedBy: inviter))
-                } catch {
-                    // Not added (the group is full, accounts did not answer): the claim goes, so
-                    // the link is free for someone else at once.
-                    try? await store.outbox.transaction { c in try await store.setClaim(code, nil, clearingFor: actor, on: c) }
-                    throw error
+                } catch let e as ServiceError where [.groupMemberLimit, .notFound, .permissionDenied].contains(e.code) {
+                    // Refused (the group is full or gone): this request's claim goes, so the link
+                    // is free for someone else at once. A call that got no answer may still have
+                    // added the member: its claim is left to lapse, and a retry adds and spends.
+                    try? await store.outbox.transaction { c in try await store.setClaim(code, nil, clearing: claim, on: c) }
+                    throw e
                 }
                 added = true
             }
@@ -162,7 +163,7 @@ struct InvitationHandlers: Sendable {
     /// The end of one transaction of an acceptance: the outcome, or the member to add first.
     enum AcceptStep: Sendable {
         case done(Result<Invitation, InvitationRefusal>)
-        case addMember(group: String, inviter: String)
+        case addMember(group: String, inviter: String, claim: AcceptClaim)
     }
 
     /// One transaction of an acceptance: lock, read the facts (the claim included, and whether
@@ -177,7 +178,9 @@ struct InvitationHandlers: Sendable {
             let facts = AcceptFacts(inviterTier: try await store.user(i.inviterId, on: c)?.tier,
                                     alarmShares: i.kind == .alarm ? try await store.alarmShares(i.referenceId, on: c) : nil,
                                     claim: i.kind == .group ? try await store.claim(code, on: c) : nil, added: added)
-            switch InvitationMachine.accept(i, actor: actor, caller: caller, facts: facts, now: Date()) {
+            // The database's clock, as the expiry sweeper's: claims are compared across replicas.
+            let now = try await c.query("SELECT now()", logger: store.logger).first(Date.self) ?? Date()
+            switch InvitationMachine.accept(i, actor: actor, caller: caller, facts: facts, now: now) {
             case .refuse(let refusal):
                 throw refusal.serviceError
             case .expireThenRefuse(let transition, let refusal):
@@ -185,7 +188,7 @@ struct InvitationHandlers: Sendable {
                 return .done(.failure(refusal))
             case .claimThenAdd(let claim, let group):
                 try await store.setClaim(code, claim, on: c)
-                return .addMember(group: group, inviter: i.inviterId)
+                return .addMember(group: group, inviter: i.inviterId, claim: claim)
             case .finish(let transition, _):
                 let name = try await store.user(actor, on: c)?.name
                 return .done(.success(try await store.finish(i, transition, userName: name, on: c)))

@@ -44,11 +44,12 @@ struct InvitationStore: Sendable {
         return nil
     }
 
-    /// Writes `claim` on invitation `code` (nil clears it; `by`: only if it is that user's).
-    func setClaim(_ code: String, _ claim: AcceptClaim?, clearingFor by: String? = nil, on c: PostgresConnection) async throws {
+    /// Writes `claim` on invitation `code`; with `claim` nil, clears only the claim `clearing`
+    /// (the one a request wrote itself: another request's, even the same user's, stays).
+    func setClaim(_ code: String, _ claim: AcceptClaim?, clearing: AcceptClaim? = nil, on c: PostgresConnection) async throws {
         try await c.query("""
             UPDATE invitations SET claimed_by = \(claim?.by), claimed_until = \(claim?.until)
-            WHERE code = \(code) AND (\(by)::text IS NULL OR claimed_by = \(by))
+            WHERE code = \(code) AND (\(clearing?.by)::text IS NULL OR (claimed_by = \(clearing?.by) AND claimed_until = \(clearing?.until)))
             """, logger: logger)
     }
 
@@ -177,6 +178,7 @@ struct InvitationStore: Sendable {
         let now = try await c.query("SELECT now()", logger: logger).first(Date.self) ?? Date()
         let due = try await Self.decode(c.query("""
             SELECT \(unescaped: Self.columns) FROM invitations WHERE status = 'pending' AND expires_at <= \(now)
+                AND (claimed_until IS NULL OR claimed_until <= \(now))   -- one being joined now is spent by its acceptor
             ORDER BY expires_at LIMIT 1000 FOR UPDATE SKIP LOCKED
             """, logger: logger))
         return (now, due)
