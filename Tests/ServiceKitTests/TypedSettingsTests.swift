@@ -23,12 +23,25 @@ struct TypedSettingsTests {
             ("alarms", "CHRONIR_REPLICAS", "two"),
             ("scheduler", "CHRONIR_REPLICA", "0"),
             ("notifications", "CHRONIR_NOTIFICATIONS_REPLICAS", "11"),
+            // The shared settings of ``RuntimeConfig`` and the database's address (they were
+            // read once the database answered, and exited 1).
+            ("alarms", "CHRONIR_SHUTDOWN_GRACE", "soon"),
+            ("accounts", "CHRONIR_DB_SCHEMA", "Bad-Name"),
+            ("billing", "CHRONIR_DB_POOL_SIZE", "0"),
+            ("invitations", "CHRONIR_DB_PROBE_TIMEOUT", "soon"),
+            ("scheduler", "CHRONIR_OUTBOX_POLL", "soon"),
+            ("notifications", "CHRONIR_RPC_CONCURRENCY", "0"),
+            ("alarms", "CHRONIR_OPS_PORT", "70000"),
+            ("accounts", "CHRONIR_EXPORT_PAGE_SIZE", "0"),
+            ("billing", "CHRONIR_POISON_ATTEMPTS", "0"),
+            ("invitations", "CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT", "accounts"),
+            ("gateway", "CHRONIR_CONSUMER_SILENCE", "soon"),
         ]
         for (service, variable, value) in cases {
-            let process = try TestProcess(service, environment: [
-                "DATABASE_URL": unreachable, "CHRONIR_INSECURE_BUS": "1", "CHRONIR_OPS_PORT": "0",
-                "CHRONIR_LOG_FORMAT": "text", variable: value,
-            ], label: "settings-\(service)")
+            let base = ["DATABASE_URL": unreachable, "CHRONIR_INSECURE_BUS": "1", "CHRONIR_OPS_PORT": "0",
+                        "CHRONIR_LOG_FORMAT": "text"]
+            let process = try TestProcess(service, environment: base.merging([variable: value]) { _, bad in bad },
+                                          label: "settings-\(service)")
             let status = await process.waitForExit(timeout: .seconds(15))
             if status == nil { _ = await process.terminate() }
             #expect(status == 2, "\(service) with \(variable)=\(value): status \(String(describing: status)); \(process.output.suffix(600))")

@@ -107,11 +107,11 @@ case "consume":
                                                    source: runtime.source, telemetry: runtime.telemetry), "replay client") { await $0.close() }
         // The rows have no unique key: an event applied twice would show as two rows.
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: runtime.telemetry, consumerName: "consumer",
-                                           crashBeforeCheckpoint: try runtime.crashFailpoint(stream: "producer"),
-                                           idleTimeout: try runtime.consumerIdleTimeout())
+                                           crashBeforeCheckpoint: runtime.crashFailpoint(stream: "producer"),
+                                           idleTimeout: runtime.consumerIdleTimeout())
         let consumer = StreamConsumer(stream: "producer", applier: applier, replaySource: RPCReplaySource(client: replay), telemetry: runtime.telemetry,
-                                      blockedPoll: .milliseconds(200), poisonAttempts: try runtime.poisonAttempts(),
-                                      silence: try runtime.consumerSilence())
+                                      blockedPoll: .milliseconds(200), poisonAttempts: runtime.poisonAttempts(),
+                                      silence: runtime.consumerSilence())
         runtime.consumers.add(consumer, applier: applier)
         if let bind = runtime.environment.optional("PEER_CONSUMER_RPC") {
             parts.services.append(try runtime.makeRPCServer(router: RPCRouter(), health: parts.health, binds: [bind]))

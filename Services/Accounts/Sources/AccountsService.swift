@@ -57,7 +57,7 @@ public enum AccountsService: ChronirService {
         parts.services.append(PeriodicService("throttle sweep", every: .seconds(3600), logger: runtime.logger) { try await throttle.sweep() })
         parts.services.append(outbox.relay)
         parts.services.append(billing.subscriber)
-        try runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)
+        runtime.exporter(database: database, sections: AccountsExport.sections).register(ExportMethods.Accounts.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         return parts
     }

@@ -71,7 +71,7 @@ public enum AlarmsService: ChronirService {
         parts.services.append(accounts.subscriber)
         parts.services.append(invitations.subscriber)
         parts.services.append(scheduler.subscriber)
-        try runtime.exporter(database: database, sections: AlarmsExport.sections).register(ExportMethods.Alarms.self, in: &router)
+        runtime.exporter(database: database, sections: AlarmsExport.sections).register(ExportMethods.Alarms.self, in: &router)
         // Photo uploads and reads are messages of up to 8 MiB.
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health,
                                                         maxFrameBytes: max(runtime.maxFrameBytes, PhotoMethods.maxMessageBytes)))

@@ -56,7 +56,7 @@ public enum BillingService: ChronirService {
         let sweeper = EntitlementSweeper(store: store, appleGrace: appleGrace, googleGrace: googleGrace, logger: runtime.logs.logger("entitlements"))
         parts.services.append(PeriodicService("entitlement sweep", every: config.entitlementSweep,
                                               logger: runtime.logs.logger("entitlements")) { _ = try await sweeper.sweep() })
-        try runtime.exporter(database: database, sections: BillingExport.sections).register(ExportMethods.Billing.self, in: &router)
+        runtime.exporter(database: database, sections: BillingExport.sections).register(ExportMethods.Billing.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         return parts
     }

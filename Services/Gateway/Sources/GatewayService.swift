@@ -34,12 +34,12 @@ public enum GatewayService {
         let app = application(router, runtime: runtime, config: config, onListening: onListening)
         let consumer = StreamConsumer(stream: ServiceDirectory.Name.accounts.rawValue, applier: revocations,
                                       replaySource: RPCReplaySource(client: clients.accounts), telemetry: runtime.telemetry,
-                                      silence: try runtime.consumerSilence())
+                                      silence: runtime.consumerSilence())
         let subscriber = try EventSubscriber(context: runtime.zmq, name: "accounts", endpoints: runtime.directory.events(.accounts),
                                              consumers: [consumer], telemetry: runtime.telemetry)
         let live = StreamConsumer(stream: ServiceDirectory.Name.notifications.rawValue, applier: hub,
                                   replaySource: RPCReplaySource(client: clients.notifications), telemetry: runtime.telemetry,
-                                  silence: try runtime.consumerSilence())
+                                  silence: runtime.consumerSilence())
         let liveSubscriber = try EventSubscriber(context: runtime.zmq, name: "notifications", endpoints: runtime.directory.events(.notifications),
                                                  consumers: [live], telemetry: runtime.telemetry)
         runtime.consumers.add(consumer)

@@ -38,7 +38,7 @@ public enum InvitationsService: ChronirService {
         let expiry = ExpirySweeper(store: store, logger: runtime.logs.logger("expiry"))
         parts.services.append(PeriodicService("invitation expiry", every: config.sweep,
                                               logger: runtime.logs.logger("expiry")) { _ = try await expiry.sweep() })
-        try runtime.exporter(database: database, sections: InvitationsExport.sections).register(ExportMethods.Invitations.self, in: &router)
+        runtime.exporter(database: database, sections: InvitationsExport.sections).register(ExportMethods.Invitations.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         return parts
     }

@@ -64,7 +64,7 @@ public enum NotificationsService: ChronirService {
         parts.services.append(PeriodicService("retention sweep", every: config.retentionSweep, logger: runtime.logs.logger("retention")) {
             try await retention.sweep()
         })
-        try runtime.exporter(database: database, sections: NotificationsExport.sections).register(ExportMethods.Notifications.self, in: &router)
+        runtime.exporter(database: database, sections: NotificationsExport.sections).register(ExportMethods.Notifications.self, in: &router)
         parts.services.append(try runtime.makeRPCServer(router: router, health: parts.health))
         return parts
     }

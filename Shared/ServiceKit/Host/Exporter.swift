@@ -69,7 +69,7 @@ public struct Exporter: Sendable {
 
 extension ServiceRuntime {
     /// An exporter of `sections` with the page size of `CHRONIR_EXPORT_PAGE_SIZE` (200 rows).
-    public func exporter(database: Database, sections: [ExportSection]) throws -> Exporter {
-        Exporter(database: database, sections: sections, pageSize: try environment.int("CHRONIR_EXPORT_PAGE_SIZE", 200, in: 1...1000))
+    public func exporter(database: Database, sections: [ExportSection]) -> Exporter {
+        Exporter(database: database, sections: sections, pageSize: config.exportPageSize)
     }
 }

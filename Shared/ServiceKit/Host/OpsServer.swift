@@ -12,10 +12,10 @@ import ServiceLifecycle
 public enum OpsServer {
     /// Builds the server as a ``Service``; nil when disabled.
     public static func make(runtime: ServiceRuntime, health: HealthChecks, defaultPort: Int) throws -> (any Service)? {
-        let port = try runtime.environment.int("CHRONIR_OPS_PORT", defaultPort, in: 0...65535)
+        let port = runtime.config.ops.port ?? defaultPort
         guard port != 0 else { return nil }
-        let host = runtime.environment.string("CHRONIR_OPS_HOST", "0.0.0.0")
-        let idle = try runtime.environment.duration("CHRONIR_OPS_IDLE_TIMEOUT", .seconds(30))
+        let host = runtime.config.ops.host
+        let idle = runtime.config.ops.idleTimeout
         let router = Router()
         let registry = runtime.metricsRegistry
         router.get("/metrics") { _, _ -> Response in

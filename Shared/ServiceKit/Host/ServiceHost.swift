@@ -81,14 +81,11 @@ public enum ServiceHost {
         // connecting) still ends in a graceful stop instead of the default instant death.
         let handle = handle ?? ShutdownHandle()
         let signals: UnixSignalsSequence? = handleSignals ? await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup) : nil
-        let grace = try runtime.environment.duration("CHRONIR_SHUTDOWN_GRACE", .seconds(10))
+        let grace = runtime.config.shutdownGrace
         let health = HealthChecks()
         var database: Database? = nil
         if migrations != nil {
-            var config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
-            config.connectTimeout = try runtime.environment.duration("CHRONIR_DB_CONNECT_TIMEOUT", .seconds(10))
-            let statementTimeout = try runtime.environment.duration("CHRONIR_DB_STATEMENT_TIMEOUT", .seconds(300))
-            config.statementTimeout = statementTimeout > .zero ? statementTimeout : nil
+            let config = try databaseConfig(runtime)
             database = try Database(config: config, logger: runtime.logs.logger("postgres"), eventLoopGroup: runtime.eventLoopGroup)
         }
         logger.info("starting", metadata: ["instance": "\(runtime.instance)", "database": "\(database?.config.redacted ?? "none")"])
@@ -182,8 +179,8 @@ public enum ServiceHost {
                 runtime.enter("migrating")
                 try await Migrator(database: database).migrate(migrations)
                 health.addDatabase(database)
-                let probeEvery = try runtime.environment.duration("CHRONIR_DB_PROBE_INTERVAL", .seconds(1))
-                let probeTimeout = try runtime.environment.duration("CHRONIR_DB_PROBE_TIMEOUT", .seconds(2))
+                let probeEvery = runtime.config.database.probeInterval
+                let probeTimeout = runtime.config.database.probeTimeout
                 // chronir_database_available: 1 while the probe answers (the alert on the database).
                 let available = runtime.telemetry.gauge("chronir_database_available")
                 pool.addTask {
@@ -261,6 +258,7 @@ public enum ServiceHost {
     ) async -> Never {
         await main(service: service) { runtime in
             let settings = try configuration(Config.self, runtime: runtime)
+            _ = try configuration(runtime: runtime) { try databaseConfig(runtime) }
             try await run(runtime: runtime, migrations: migrations) { try await build($0, $1, $2, settings) }
         }
     }
@@ -279,8 +277,13 @@ public enum ServiceHost {
     /// Reads `Config`; on a bad value says so on standard error and exits with status 2 (as a
     /// bad setting of the runtime does), nothing connected yet.
     private static func configuration<Config: ServiceConfig>(_ type: Config.Type, runtime: ServiceRuntime) throws -> Config {
+        try configuration(runtime: runtime) { try Config(environment: runtime.environment) }
+    }
+
+    /// Reads a setting with `read`; on a bad value says so on standard error and exits with status 2.
+    private static func configuration<Value>(runtime: ServiceRuntime, _ read: () throws -> Value) throws -> Value {
         do {
-            return try Config(environment: runtime.environment)
+            return try read()
         } catch {
             FileHandle.standardError.write(Data("\(runtime.name): configuration error: \(error)\n".utf8))
             runtime.logger.critical("configuration error: \(error)")
@@ -305,6 +308,15 @@ public enum ServiceHost {
         }
         await runtime.shutdown()
         exit(0)
+    }
+
+    /// The database's address (`DATABASE_URL` or `DATABASE_URL_FILE`, `PG*`, `CHRONIR_DB_SCHEMA`,
+    /// `CHRONIR_DB_POOL_SIZE`) with the timings of ``RuntimeConfig/database``.
+    static func databaseConfig(_ runtime: ServiceRuntime) throws -> DatabaseConfig {
+        var config = try DatabaseConfig.fromEnvironment(runtime.environment.values, defaultSchema: runtime.name)
+        config.connectTimeout = runtime.config.database.connectTimeout
+        config.statementTimeout = runtime.config.database.statementTimeout
+        return config
     }
 
     static func opsPort(_ runtime: ServiceRuntime) -> Int {

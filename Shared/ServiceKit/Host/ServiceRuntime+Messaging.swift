@@ -27,11 +27,11 @@ extension ServiceRuntime {
             OperatorRequests.register(in: &router, consumers: consumers, database: database, logger: logger)
         }
         let service = ServiceDirectory.Name(rawValue: name)
-        let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? environment.list("CHRONIR_RPC_BIND", ["tcp://127.0.0.1:7100"])
+        let bind = binds ?? service.map { directory.rpcBind(for: $0) } ?? config.messaging.rpcBind
         return try RPCServer(context: zmq, serviceName: name, instance: instance, binds: bind, router: router,
                              telemetry: telemetry, maxFrameBytes: maxFrameBytes ?? self.maxFrameBytes,
-                             maxConcurrent: try environment.int("CHRONIR_RPC_CONCURRENCY", 512, in: 1...100_000),
-                             maxPerActor: try environment.int("CHRONIR_RPC_CONCURRENCY_PER_ACCOUNT", 64, in: 0...100_000),
+                             maxConcurrent: config.messaging.rpcConcurrency,
+                             maxPerActor: config.messaging.rpcConcurrencyPerAccount,
                              translate: Self.databaseOutage, callerSends: rpcCallerSends)
     }
 
@@ -54,7 +54,7 @@ extension ServiceRuntime {
     public func makePublishedOutbox(database: Database, router: inout RPCRouter, binds: [String]? = nil) throws
         -> (writer: OutboxWriter, relay: OutboxRelay) {
         let service = ServiceDirectory.Name(rawValue: name)
-        let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? environment.list("CHRONIR_PUB_BIND", ["tcp://127.0.0.1:7200"])
+        let bind = binds ?? service.map { directory.pubBind(for: $0) } ?? config.messaging.pubBind
         let pub = owning(try PubEventSink(context: zmq, name: name, binds: bind), "event publisher") { await $0.close() }
         let outbox = try makeOutbox(database: database, sink: pub, router: &router)
         return (outbox.writer, outbox.relay)
@@ -66,10 +66,8 @@ extension ServiceRuntime {
         let atCommit = outboxNumbersAtCommit
         let relay = OutboxRelay(
             database: database, stream: name, sink: sink, telemetry: telemetry,
-            pollInterval: try environment.duration("CHRONIR_OUTBOX_POLL", .milliseconds(250)),
-            heartbeatInterval: try environment.duration("CHRONIR_OUTBOX_HEARTBEAT", .seconds(1)),
-            retention: try environment.duration("CHRONIR_OUTBOX_RETENTION", .seconds(7 * 86_400)),
-            cleanupInterval: try environment.duration("CHRONIR_OUTBOX_CLEANUP_INTERVAL", .seconds(3600)),
+            pollInterval: config.outbox.poll, heartbeatInterval: config.outbox.heartbeat,
+            retention: config.outbox.retention, cleanupInterval: config.outbox.cleanupInterval,
             numbersAtCommit: atCommit
         )
         OutboxReplay.register(in: &router, database: database, streams: [name])
@@ -110,51 +108,42 @@ extension ServiceRuntime {
         }
         let replay = try rpcClient(to: producer)
         let applier = PostgresEventApplier(database: database, handlers: handlers, telemetry: telemetry, consumerName: name,
-                                           crashBeforeCheckpoint: try crashFailpoint(stream: producer.rawValue),
-                                           idleTimeout: try consumerIdleTimeout(),
+                                           crashBeforeCheckpoint: crashFailpoint(stream: producer.rawValue),
+                                           idleTimeout: consumerIdleTimeout(),
                                            afterCommit: { outbox?.committed() })
         let consumer = StreamConsumer(stream: producer.rawValue, applier: applier, replaySource: RPCReplaySource(client: replay),
-                                      telemetry: telemetry, poisonAttempts: try poisonAttempts(), silence: try consumerSilence())
+                                      telemetry: telemetry, poisonAttempts: poisonAttempts(), silence: consumerSilence())
         consumers.add(consumer, applier: applier)
         return (consumer, replay)
     }
 
     /// How long a consumer hears nothing from its producer before it asks it
     /// (`CHRONIR_CONSUMER_SILENCE`, default 10 s; 0 never). Relays send a heartbeat a second.
-    public func consumerSilence() throws -> Duration? {
-        let d = try environment.duration("CHRONIR_CONSUMER_SILENCE", .seconds(10))
-        return d > .zero ? d : nil
+    public func consumerSilence() -> Duration? {
+        config.consumers.silence
     }
 
     /// How many times a consumer tries an event whose handler fails deterministically before it
     /// records it as a dead letter (`CHRONIR_POISON_ATTEMPTS`, default 10: about 20 s of retries).
-    public func poisonAttempts() throws -> Int {
-        try environment.int("CHRONIR_POISON_ATTEMPTS", 10, in: 1...1000)
+    public func poisonAttempts() -> Int {
+        config.consumers.poisonAttempts
     }
 
     /// The fault tests' failpoint for `stream`, from `CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT`
     /// (`<stream>:<n>`: SIGKILL the n-th time events of that stream were applied and their
     /// checkpoint is not yet written); nil when unset or for another stream.
-    public func crashFailpoint(stream: String) throws -> CrashFailpoint? {
-        // `CHRONIR_FAILPOINT_STOP_BEFORE_CHECKPOINT` (same form) SIGSTOPs instead: the process
-        // freezes holding the checkpoint's row lock.
-        for (key, signal, name) in [("CHRONIR_FAILPOINT_KILL_BEFORE_CHECKPOINT", SIGKILL, "SIGKILL"),
-                                    ("CHRONIR_FAILPOINT_STOP_BEFORE_CHECKPOINT", SIGSTOP, "SIGSTOP")] {
-            guard let spec = environment.optional(key) else { continue }
-            let parts = spec.split(separator: ":")
-            guard parts.count == 2, let n = Int(parts[1]), n >= 1 else {
-                throw ServiceEnvironment.Invalid("\(key)=\(spec): expected <stream>:<n> with n ≥ 1")
-            }
-            guard parts[0] == stream else { continue }
-            logger.warning("failpoint armed: \(name) before the checkpoint of the \(stream) stream, application \(n)")
-            return CrashFailpoint(after: n, signal: signal)
-        }
-        return nil
+    /// `CHRONIR_FAILPOINT_STOP_BEFORE_CHECKPOINT` (same form) SIGSTOPs instead: the process
+    /// freezes holding the checkpoint's row lock.
+    public func crashFailpoint(stream: String) -> CrashFailpoint? {
+        guard let point = config.consumers.checkpointFailpoints.first(where: { $0.stream == stream }) else { return nil }
+        let name = point.signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
+        logger.warning("failpoint armed: \(name) before the checkpoint of the \(stream) stream, application \(point.after)")
+        return CrashFailpoint(after: point.after, signal: point.signal)
     }
 
     /// How long a consumer's transaction may sit idle holding its checkpoint's lock
     /// (`CHRONIR_CONSUMER_IDLE_TIMEOUT`, default 10 s; see ``PostgresEventApplier``).
-    public func consumerIdleTimeout() throws -> Duration {
-        try environment.duration("CHRONIR_CONSUMER_IDLE_TIMEOUT", .seconds(10))
+    public func consumerIdleTimeout() -> Duration {
+        config.consumers.idleTimeout
     }
 }

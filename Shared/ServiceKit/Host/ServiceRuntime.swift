@@ -35,21 +35,23 @@ public final class ServiceRuntime: Sendable {
     public let zmq: ZMQContext
     /// Event loops for PostgreSQL, HTTP servers and clients.
     public let eventLoopGroup: MultiThreadedEventLoopGroup
+    /// The shared settings, read and checked at start.
+    public let config: RuntimeConfig
     /// Largest message accepted (`CHRONIR_MAX_MESSAGE_BYTES`, default 1 MiB).
-    public let maxFrameBytes: Int
+    public var maxFrameBytes: Int { config.messaging.maxFrameBytes }
     /// The layout this process sends requests in (`CHRONIR_RPC_FRAME`: `binary`, the default,
     /// or `json` while servers older than the binary layout still run).
-    public let rpcFrame: EnvelopeFrame
+    public var rpcFrame: EnvelopeFrame { config.messaging.rpcFrame }
     /// Whether RPC clients and servers send on the calling task's thread when their socket is
     /// idle (`CHRONIR_RPC_CALLER_SENDS`, default true; ``SocketOptions/callerSends``).
-    public let rpcCallerSends: Bool
+    public var rpcCallerSends: Bool { config.messaging.rpcCallerSends }
     /// What a call to another service made inside a database transaction meets
     /// (`CHRONIR_CALLS_IN_TRANSACTIONS`: `warn`, the default, logs it; `refuse` answers CA023;
     /// ``TransactionScope``).
-    public let callsInTransactions: TransactionCallPolicy
+    public var callsInTransactions: TransactionCallPolicy { config.messaging.callsInTransactions }
     /// Whether a transaction's events are inserted numbered by its last statement
     /// (`CHRONIR_OUTBOX_NUMBER_AT_COMMIT`, default true; ``OutboxWriter/numbersAtCommit``).
-    public let outboxNumbersAtCommit: Bool
+    public var outboxNumbersAtCommit: Bool { config.outbox.numbersAtCommit }
     /// When the process started.
     public let startedAt = Date()
     /// The span exporter writing `CHRONIR_TRACE_FILE`, if set.
@@ -85,23 +87,12 @@ public final class ServiceRuntime: Sendable {
         self.environment = environment
         try ServiceDirectory.validate(environment)
         self.directory = ServiceDirectory(environment: environment)
-        self.instance = environment.optional("CHRONIR_INSTANCE_ID") ?? Self.makeInstanceID()
+        let config = try RuntimeConfig(environment: environment)
+        self.config = config
+        self.instance = config.instanceID ?? Self.makeInstanceID()
         self.version = BuildInfo.version
         self.logs = try LogSetup(service: service, instance: instance, environment: environment)
         self.logger = logs.logger(service)
-        self.maxFrameBytes = try environment.int("CHRONIR_MAX_MESSAGE_BYTES", 1 << 20, in: 1024...(256 << 20))
-        let frame = environment.string("CHRONIR_RPC_FRAME", EnvelopeFrame.binary.rawValue)
-        guard let rpcFrame = EnvelopeFrame(rawValue: frame) else {
-            throw ServiceEnvironment.Invalid("CHRONIR_RPC_FRAME=\"\(frame)\" must be binary or json")
-        }
-        self.rpcFrame = rpcFrame
-        self.rpcCallerSends = try environment.bool("CHRONIR_RPC_CALLER_SENDS", true)
-        let calls = environment.string("CHRONIR_CALLS_IN_TRANSACTIONS", TransactionCallPolicy.warn.rawValue)
-        guard let callsInTransactions = TransactionCallPolicy(rawValue: calls) else {
-            throw ServiceEnvironment.Invalid("CHRONIR_CALLS_IN_TRANSACTIONS=\"\(calls)\" must be warn or refuse")
-        }
-        self.callsInTransactions = callsInTransactions
-        self.outboxNumbersAtCommit = try environment.bool("CHRONIR_OUTBOX_NUMBER_AT_COMMIT", true)
         self.metricsRegistry = PrometheusCollectorRegistry()
         let factory = PrometheusMetricsFactory(registry: metricsRegistry)
         // `{instance}` in the path stands for this replica's instance id: replicas sharing a
@@ -119,12 +110,12 @@ public final class ServiceRuntime: Sendable {
         let exporters: [any SpanExporter] = [spanFile as (any SpanExporter)?, otlp].compactMap { $0 }
         let tracer = ChronirTracer(service: service, instance: instance,
                                    exporter: exporters.isEmpty ? nil : exporters.count == 1 ? exporters[0] : SpanExporters(exporters),
-                                   rootSampleRatio: try environment.ratio("CHRONIR_TRACE_SAMPLE", 1))
+                                   rootSampleRatio: config.traceSample)
         self.telemetry = Telemetry(logger: logger, metrics: factory, tracer: tracer)
         telemetry.gauge("chronir_build_info", [("version", version), ("service", service)]).record(1)
         self.zmq = try BusKeys.context(principal: principal ?? service, environment: environment, logger: logger,
-                                       ioThreads: try environment.int("CHRONIR_ZMQ_IO_THREADS", 1, in: 1...16))
-        self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: try environment.int("CHRONIR_EVENT_LOOPS", System.coreCount, in: 1...64))
+                                       ioThreads: config.messaging.zmqIOThreads)
+        self.eventLoopGroup = MultiThreadedEventLoopGroup(numberOfThreads: config.eventLoops)
     }
 
     /// `<service>/<instance>`, the `source` of messages this process sends.
