@@ -61,12 +61,14 @@ let package = Package(
         // The scheduler's decisions: timer kinds, which timers an occurrence needs, leads, overdue,
         // the grace window and what a fired timer announces; partitions; the words of warnings.
         .target(name: "SchedulerCore", swiftSettings: swiftSettings),
+        // The gateway's rules: who a request comes from (trusted proxies, forwarding headers);
+        // the throttle's admissions (which buckets, in which order, refunded how) and its ledger;
+        // the per-principal caps (connections, live streams, photo bodies).
+        .target(name: "GatewayCore", dependencies: ["Contracts"], swiftSettings: swiftSettings),
         // The stream consumer's decisions (Messaging's StreamConsumer is the shell): what an
         // event or heartbeat means against the checkpoint, what a replay skips as lost past
         // retention, a checkpoint another writer moved, and a batch's attempts (split, dead
         // letter, retry with back-off).
-        // The gateway's rules: who a request comes from (trusted proxies, forwarding headers).
-        .target(name: "GatewayCore", swiftSettings: swiftSettings),
         .target(name: "StreamCore", swiftSettings: swiftSettings),
         // What tests of both packages share and that needs nothing but Foundation (SeededRandom).
         .target(name: "CoreTesting", swiftSettings: swiftSettings),
@@ -78,7 +80,7 @@ let package = Package(
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "AccountsCoreTests", dependencies: ["AccountsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
-        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "StreamCoreTests", dependencies: ["StreamCore"], swiftSettings: swiftSettings),
         .testTarget(name: "SchedulerCoreTests", dependencies: ["SchedulerCore"], swiftSettings: swiftSettings),
         .testTarget(name: "AlarmsCoreTests", dependencies: ["AlarmsCore", "Contracts", "Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),

@@ -15,12 +15,13 @@ import Synchronization
 final class ConnectionLimit: Sendable {
     /// The most connections one address may hold (0: any number).
     let perAddress: Int
-    private let held = Mutex<[String: Int]>([:])
+    private let held: Mutex<SlotCounts>
     private let telemetry: Telemetry
     private let addresses: ClientAddresses
 
     init(perAddress: Int, telemetry: Telemetry, addresses: ClientAddresses = ClientAddresses(trusted: [])) {
         self.perAddress = perAddress
+        self.held = Mutex(SlotCounts(cap: perAddress))
         self.telemetry = telemetry
         self.addresses = addresses
     }
@@ -38,26 +39,18 @@ final class ConnectionLimit: Sendable {
 
     /// Counts a connection of `address`; false (not counted) when the address holds the cap.
     func admit(_ address: String) -> Bool {
-        let admitted = held.withLock { h -> Bool in
-            let n = h[address] ?? 0
-            guard n < perAddress else { return false }
-            h[address] = n + 1
-            return true
-        }
+        let admitted = held.withLock { $0.take(address) }
         if !admitted { telemetry.counter("chronir_gateway_connections_refused_total").increment() }
         return admitted
     }
 
     /// Uncounts a connection ``admit(_:)`` counted.
     func release(_ address: String) {
-        held.withLock { h in
-            guard let n = h[address] else { return }
-            h[address] = n > 1 ? n - 1 : nil
-        }
+        held.withLock { $0.give(address) }
     }
 
     /// The connections `address` holds now.
-    func count(_ address: String) -> Int { held.withLock { $0[address] ?? 0 } }
+    func count(_ address: String) -> Int { held.withLock { $0.count(address) } }
 }
 
 /// Counts its connection with a ``ConnectionLimit`` once the connection is active and closes it

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import Messaging
 import NIOCore
 import Synchronization
@@ -76,10 +77,9 @@ final class LiveRouter: Sendable {
     /// (`CHRONIR_LIVE_BUFFER`); the oldest are kept, and what does not fit is read from the inbox.
     let buffer: Int
 
-    private let connections = Mutex<[String: [UInt64: Sink]]>([:])
-    /// Whose session and token each connection runs on: ended when the session is signed out
-    /// or the token expires (``endSignedOut(isRevoked:now:)``).
-    private let sessions = Mutex<[UInt64: (user: String, session: String, expires: Date)]>([:])
+    /// The connections, capped per user, with whose session and token each runs on (ended
+    /// when the session is signed out or the token expires, ``endSignedOut(isRevoked:now:)``).
+    private let connections: Mutex<LiveStreams<Sink>>
     private let nextID = Atomic<UInt64>(0)
     /// The waiting room; its lock is held from a decision to the end of its hand-off.
     private let room: Mutex<WaitingRoom<Pending>>
@@ -94,13 +94,14 @@ final class LiveRouter: Sendable {
         self.perUser = perUser
         self.buffer = buffer
         self.room = Mutex(WaitingRoom<Pending>(now: now))
+        self.connections = Mutex(LiveStreams(perUser: perUser))
         self.beforeHandOff = beforeHandOff
     }
 
     // MARK: Connections
 
     /// Live connections now.
-    var count: Int { connections.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    var count: Int { connections.withLock { $0.count } }
 
     /// Registers a connection of `user`, or nil when the user holds ``perUser`` already (checked
     /// and counted at once, so concurrent opens cannot pass the cap). The connection is
@@ -111,28 +112,16 @@ final class LiveRouter: Sendable {
         let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .bufferingOldest(buffer))
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
         let sink = Sink(continuation)
-        let admitted = connections.withLock { all -> Bool in
-            guard (all[user]?.count ?? 0) < perUser else { return false }
-            all[user, default: [:]][id] = sink
-            return true
-        }
-        guard admitted else {
+        guard connections.withLock({ $0.open(id, user: user, session: session, expires: expires, sink: sink) }) else {
             continuation.finish()
             return nil
         }
-        sessions.withLock { $0[id] = (user, session, expires) }
         return LiveConnection(router: self, id: id, user: user, stream: stream, sink: sink)
     }
 
     /// Ends connection `id` of `user` (its stream finishes); nothing when it is gone already.
     func unregister(_ id: UInt64, user: String) {
-        sessions.withLock { $0[id] = nil }
-        let c = connections.withLock { all -> Sink? in
-            let c = all[user]?.removeValue(forKey: id)
-            if all[user]?.isEmpty == true { all[user] = nil }
-            return c
-        }
-        c?.continuation.finish()
+        connections.withLock { $0.close(id, user: user) }?.sink.continuation.finish()
     }
 
     /// Ends every connection whose session `isRevoked` (a sign-out, a reused refresh token, a
@@ -141,15 +130,15 @@ final class LiveRouter: Sendable {
     /// token as after any drop (the web app does). Returns how many ended.
     @discardableResult
     func endSignedOut(isRevoked: (String) -> Bool, now: Date = Date()) -> Int {
-        let ended = sessions.withLock { s in s.filter { isRevoked($0.value.session) || $0.value.expires <= now } }
-        for (id, e) in ended { unregister(id, user: e.user) }
+        let ended = connections.withLock { $0.ended(isRevoked: isRevoked, now: now) }
+        for (id, user) in ended { unregister(id, user: user) }
         if !ended.isEmpty { telemetry.counter("chronir_gateway_live_streams_ended_total").increment(by: ended.count) }
         return ended.count
     }
 
     /// Sends a keep-alive to every connection (proxies close silent connections).
     func ping() {
-        let all = connections.withLock { $0.values.flatMap(\.values) }
+        let all = connections.withLock { $0.allSinks }
         // A ping that does not fit is not missed: the buffer is full of what will be written.
         for c in all { c.continuation.yield(.ping) }
     }
@@ -198,7 +187,7 @@ final class LiveRouter: Sendable {
         var reached: [String: Int] = [:]
         var overflows: [(user: String, from: Int64)] = []
         for user in order {
-            let targets = connections.withLock { Array(($0[user] ?? [:]).values) }
+            let targets = connections.withLock { $0.sinks(of: user) }
             let frames = byUser[user]!
             for c in targets {
                 guard let first = frames.first?.id else { continue }

@@ -1,3 +1,4 @@
+import GatewayCore
 import Messaging
 import Synchronization
 
@@ -7,32 +8,25 @@ import Synchronization
 final class PerAccountSlots: Sendable {
     let limit: Int
     let refusal: String
-    private let held = Mutex<[String: Int]>([:])
+    private let held: Mutex<SlotCounts>
 
     init(limit: Int, refusal: String) {
         self.limit = max(1, limit)
         self.refusal = refusal
+        self.held = Mutex(SlotCounts(cap: limit))
     }
 
     /// Takes one of `account`'s slots, or throws. Pair with ``leave(_:)``.
     func enter(_ account: String) throws {
-        let taken = held.withLock { h -> Bool in
-            guard h[account, default: 0] < limit else { return false }
-            h[account, default: 0] += 1
-            return true
-        }
-        guard taken else {
+        guard held.withLock({ $0.take(account) }) else {
             throw ServiceError.rateLimited(refusal, retryAfter: 2)
         }
     }
 
     func leave(_ account: String) {
-        held.withLock { h in
-            guard let n = h[account] else { return }
-            h[account] = n > 1 ? n - 1 : nil
-        }
+        held.withLock { $0.give(account) }
     }
 
     /// The slots `account` holds now (tests).
-    func held(by account: String) -> Int { held.withLock { $0[account, default: 0] } }
+    func held(by account: String) -> Int { held.withLock { $0.count(account) } }
 }

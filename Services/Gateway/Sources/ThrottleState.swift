@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import GatewayCore
 import Messaging
 import Synchronization
 
@@ -16,64 +17,29 @@ protocol ThrottleState: Sendable {
 }
 
 /// The counts in this process's memory (`CHRONIR_THROTTLE_STATE=local`): each gateway replica
-/// counts alone, and a restart forgets. Entries expire, and the tables are capped so a flood of
-/// distinct addresses cannot grow them without end. Also what ``SharedThrottleState`` falls
-/// back on while accounts does not answer.
+/// counts alone, and a restart forgets. The counting is a ``ThrottleLedger`` (GatewayCore) under a
+/// lock. Also what ``SharedThrottleState`` falls back on while accounts does not answer.
 final class LocalThrottleState: ThrottleState {
-    private struct State {
-        var buckets: [String: ThrottleRules.Bucket] = [:]
-        var accounts: [String: ThrottleRules.Failures] = [:]
-        var addresses: [String: ThrottleRules.Failures] = [:]
-    }
-
-    private let state = Mutex(State())
-    private let maxEntries: Int
+    private let ledger: Mutex<ThrottleLedger>
 
     init(maxEntries: Int = 500_000) {
-        self.maxEntries = maxEntries
+        self.ledger = Mutex(ThrottleLedger(maxEntries: maxEntries))
     }
 
     func take(_ bucket: String, _ key: String, perHour: Int, now: Date) async -> Int? {
-        state.withLock { s in
-            if s.buckets.count > maxEntries { s.buckets = s.buckets.filter { now.timeIntervalSince($0.value.at) < 3600 } }
-            let id = bucket + "\u{0}" + key
-            let (b, wait) = ThrottleRules.take(s.buckets[id], perHour: perHour, now: now)
-            s.buckets[id] = b
-            return wait
-        }
+        ledger.withLock { $0.take(ThrottleTake(bucket, key, perHour: perHour), now: now) }
     }
 
     func refund(_ bucket: String, _ key: String, perHour: Int) async {
-        state.withLock { s in
-            let id = bucket + "\u{0}" + key
-            guard let b = s.buckets[id] else { return }
-            s.buckets[id] = ThrottleRules.refund(b, perHour: perHour)
-        }
+        ledger.withLock { $0.refund(ThrottleTake(bucket, key, perHour: perHour)) }
     }
 
     func loginWait(account: String, address: String, now: Date) async -> Int? {
-        state.withLock { s in
-            let a = ThrottleRules.wait(until: s.accounts[ThrottleRules.pair(account: account, address: address)]?.lockedUntil, now: now) ?? 0
-            let b = ThrottleRules.wait(until: s.addresses[address]?.lockedUntil, now: now) ?? 0
-            let w = max(a, b)
-            return w > 0 ? w : nil
-        }
+        ledger.withLock { $0.loginWait(account: account, address: address, now: now) }
     }
 
     func loginOutcome(account: String, address: String, succeeded: Bool, limits: AuthThrottle.Limits, now: Date) async {
-        let pair = ThrottleRules.pair(account: account, address: address)
-        state.withLock { s in
-            if succeeded {
-                s.accounts[pair] = nil
-                return
-            }
-            if s.accounts.count > maxEntries { s.accounts = s.accounts.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
-            if s.addresses.count > maxEntries { s.addresses = s.addresses.filter { now.timeIntervalSince($0.value.at) < 86_400 } }
-            s.accounts[pair] = ThrottleRules.bump(s.accounts[pair], free: limits.accountFailuresFree,
-                                                  maxBackoffSeconds: limits.maxBackoffSeconds, now: now)
-            s.addresses[address] = ThrottleRules.bump(s.addresses[address], free: limits.addressFailuresFree,
-                                                      maxBackoffSeconds: limits.maxBackoffSeconds, now: now)
-        }
+        ledger.withLock { $0.loginOutcome(account: account, address: address, succeeded: succeeded, limits: limits, now: now) }
     }
 }
 
