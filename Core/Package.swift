@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "SchedulesTests", dependencies: ["Schedules", "Wire", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "ContractsTests", dependencies: ["Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "TimingWheelTests", dependencies: ["TimingWheel", "CoreTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "CoreTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "NotificationsCoreTests", dependencies: ["NotificationsCore", "Contracts", "CoreTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "InvitationsCoreTests", dependencies: ["InvitationsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "BillingCoreTests", dependencies: ["BillingCore", "Contracts"], swiftSettings: swiftSettings),
         .testTarget(name: "AccountsCoreTests", dependencies: ["AccountsCore", "Contracts", "Wire"], swiftSettings: swiftSettings),

@@ -3,7 +3,8 @@ import Foundation
 import Wire
 
 /// The alarm's own transitions besides sharing (`AlarmSharing`) and patches
-/// (`AlarmPatching.swift`): pure, no I/O; `AlarmChanges.revise` writes what they answer.
+/// (`AlarmPatching.swift`): pure, no I/O. Each ends in ``AlarmWrite`` (the version and
+/// `updatedAt` of every write); `AlarmChanges.revise` writes what they answer.
 public enum AlarmLifecycle {
     /// Soft-deleted at `now`: switched off, kept for the feed's tombstones.
     public static func deleted(_ alarm: Alarm, at now: Date) -> Alarm {
@@ -50,10 +51,7 @@ public enum AlarmLifecycle {
             n.nextFireDate = date
             if date == nil { n.isActive = false }
         }
-        clearSnoozeIfMovedOn(&n, from: alarm)
-        n.version += 1
-        n.updatedAt = changedAt ?? at
-        return n
+        return AlarmWrite.written(n, from: alarm, at: changedAt ?? at)
     }
 
     /// A snooze is of the pending occurrence: when the alarm moves to another one, its snooze

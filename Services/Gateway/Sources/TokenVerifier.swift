@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import GatewayCore
 import JWTKit
 import Logging
 import Messaging

@@ -28,20 +28,10 @@ struct ExportHandlers: Sendable {
             lines.append([c.id, c.alarmId, ISOTime.format(c.scheduledDate), ISOTime.format(c.completedAt), c.status.rawValue,
                           c.userId ?? "", c.userDisplayName ?? "", c.onTime ? "true" : "false", c.note ?? "",
                           String(c.snoozeCount)]
-                .map(Self.csvField).joined(separator: ","))
+                .map(CSVField.escape).joined(separator: ","))
         }
         return TextDocument(contentType: "text/csv; charset=utf-8", filename: "completions-\(q.alarmId).csv",
                             body: lines.joined(separator: "\r\n") + "\r\n")
-    }
-
-    /// RFC 4180 quoting; a leading =, +, -, @, tab or CR is prefixed with ' so spreadsheets do
-    /// not run it. Looks at Unicode scalars: `"\r\n"` is one `Character`, equal to neither
-    /// `"\r"` nor `"\n"`, and a note holding it went out unquoted, starting a row of its own.
-    static func csvField(_ value: String) -> String {
-        var v = value
-        if let first = v.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) { v = "'" + v }
-        guard v.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return v }
-        return "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     func calendar(alarmId: String?, actor: String) async throws -> TextDocument {

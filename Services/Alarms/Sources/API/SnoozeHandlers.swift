@@ -157,11 +157,7 @@ struct SnoozeHandlers: Sendable {
             }
             let refire = now.addingTimeInterval(Double(minutes) * 60)
             try await store.recordSnooze(alarmId: a.id, occurrence: occurrence, refireAt: refire, at: now, by: actor, on: c)
-            var n = a
-            n.snoozedUntil = refire
-            n.snoozeCount = count + 1
-            n.version = a.version + 1
-            n.updatedAt = now
+            let n = AlarmLifecycle.snoozed(a, until: refire, count: count + 1, at: now)
             try await store.update(n, on: c)
             let ownerTier = try await store.tier(of: a.ownerId, on: c)
             // The other members' screens and devices show the snooze (`alarm_changed`); the

@@ -33,16 +33,22 @@ struct SchedulerEventHandlers: Sendable {
     /// event follows (nothing downstream schedules by it).
     func fired(_ events: [SchedulerEvents.AlarmFired], on c: PostgresConnection) async throws {
         guard !events.isEmpty else { return }
-        let changed = try await store.recordFires(alarmIds: events.map(\.alarmId), firedAt: events.map { max($0.dueAt, $0.firedAt) }, on: c)
-        try await store.bumpFeed(changed, on: c)
+        var latest: [String: Date] = [:]
+        for e in events { latest[e.alarmId] = max(latest[e.alarmId] ?? .distantPast, max(e.dueAt, e.firedAt)) }
+        let now = Date()
+        let written = try await store.lockAll(Array(latest.keys), on: c).compactMap { a in
+            latest[a.id].flatMap { AlarmLifecycle.fired(a, at: $0, writtenAt: now) }
+        }
+        try await store.bumpFeed(try await store.writeFires(written, on: c), on: c)
     }
 
     /// A fire announced ahead of its instant was withdrawn before it rang: `lastFiredDate`
     /// goes back to the fire before it, if it still shows this one.
     func withdrawn(_ e: SchedulerEvents.FireWithdrawn, on c: PostgresConnection) async throws {
         guard e.kind != "pre" else { return }
-        let changed = try await store.withdrawFire(alarmId: e.alarmId, dueAt: e.dueAt, previousFiredAt: e.previousFiredAt, on: c)
-        try await store.bumpFeed(changed, on: c)
+        guard let a = try await store.lock(e.alarmId, on: c),
+              let n = AlarmLifecycle.fireWithdrawn(a, dueAt: e.dueAt, previous: e.previousFiredAt, writtenAt: Date()) else { return }
+        try await store.bumpFeed(try await store.writeFires([n], on: c), on: c)
     }
 
     /// The occurrence passed its missed window without a completion: log it and advance.
@@ -56,9 +62,7 @@ struct SchedulerEventHandlers: Sendable {
             id: UUIDv7.string(), alarmId: a.id, userId: nil, userDisplayName: nil, status: snoozes > 0 ? .snoozedExpired : .missed,
             scheduledDate: e.occurrenceAt, completedAt: e.detectedAt, note: nil, onTime: false, createdAt: now, snoozeCount: snoozes)
         try await store.insertUnmarkedCompletion(completion, on: c)
-        var n = try AlarmLifecycle.advanced(a, past: e.occurrenceAt, now: now)
-        n.version = a.version + 1
-        n.updatedAt = now
+        let n = try AlarmLifecycle.missed(a, occurrence: e.occurrenceAt, now: now)
         try await store.update(n, on: c)
         try await changes.record(before: a, after: n, marked: completion, actor: nil, on: c)
     }

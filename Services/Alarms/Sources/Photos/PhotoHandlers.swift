@@ -125,8 +125,7 @@ struct PhotoHandlers: Sendable {
     }
 
     private func changed(_ a: Alarm, photoURL: String?, actor: String, on c: PostgresConnection) async throws -> Alarm {
-        // The alarm is locked already (`writable`): `revise` reads the same row again.
-        let revised = try await changes.revise(a.id, actor: actor, on: c) { $0.photoURL = photoURL }
-        return revised?.after ?? a
+        // The alarm is locked already (`writable`): revised as it was read under that lock.
+        try await changes.revise(locked: a, actor: actor, on: c) { $0.photoURL = photoURL }.after
     }
 }

@@ -52,8 +52,8 @@ struct AlarmChanges: Sendable {
 
     /// One change of one alarm, the sequence every write of an existing alarm follows: lock the
     /// row, let `change` edit a copy of it (it starts as the locked alarm, and may throw to
-    /// refuse), and — when the copy differs — bump the version, stamp `updatedAt`, write the
-    /// row and record the feed and the event, all in the caller's transaction. Answers the
+    /// refuse), and — when the copy differs — write it as ``AlarmWrite`` says (the version and
+    /// `updatedAt`), and record the feed and the event, all in the caller's transaction. Answers the
     /// alarm before and after (the same when nothing changed: nothing is written), or nil when
     /// there is no such alarm.
     @discardableResult
@@ -61,12 +61,17 @@ struct AlarmChanges: Sendable {
                 at now: Date = Date(), on c: PostgresConnection,
                 _ change: (inout Alarm) async throws -> Void) async throws -> (before: Alarm, after: Alarm)? {
         guard let before = try await store.lock(id, on: c) else { return nil }
-        var after = before
-        try await change(&after)
-        AlarmLifecycle.clearSnoozeIfMovedOn(&after, from: before)
-        guard after != before else { return (before, before) }
-        after.version = before.version + 1
-        after.updatedAt = now
+        return try await revise(locked: before, actor: actor, tellActor: tellActor, reason: reason, untold: untold, at: now, on: c, change)
+    }
+
+    /// ``revise(_:actor:tellActor:reason:untold:at:on:_:)`` of an alarm the caller has locked
+    /// already in this transaction (`before`, as it read it under the lock).
+    func revise(locked before: Alarm, actor: String?, tellActor: Bool = false, reason: AlarmSharing.Reason? = nil, untold: String? = nil,
+                at now: Date = Date(), on c: PostgresConnection,
+                _ change: (inout Alarm) async throws -> Void) async throws -> (before: Alarm, after: Alarm) {
+        var edited = before
+        try await change(&edited)
+        guard let after = AlarmWrite.revised(edited, from: before, at: now) else { return (before, before) }
         try await store.update(after, on: c)
         try await record(before: before, after: after, actor: actor, tellActor: tellActor, reason: reason, untold: untold, on: c)
         return (before, after)

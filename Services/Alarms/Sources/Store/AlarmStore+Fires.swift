@@ -4,43 +4,33 @@ import Foundation
 import Persistence
 import PostgresNIO
 
-/// The SQL of recording fires from the scheduler stream on alarms (`lastFiredDate`), in place:
-/// no event follows, only the delta feed (``AlarmStore/bumpFeed(_:on:)``).
+/// The SQL of recording fires from the scheduler stream on alarms (`lastFiredDate`): the rows
+/// locked, the rule decided in AlarmsCore (``AlarmLifecycle/fired(_:at:writtenAt:)``,
+/// ``AlarmLifecycle/fireWithdrawn(_:dueAt:previous:writtenAt:)``, each through ``AlarmWrite``),
+/// then written in place, a batch in one statement. No event follows, only the delta feed
+/// (``AlarmStore/bumpFeed(_:on:)``).
 extension AlarmStore {
-    /// Sets each alarm's `lastFiredDate` to its latest instant among `firedAt` (paired with
-    /// `alarmIds`) where that is later than the one stored and the alarm is not deleted, bumping
-    /// its version; returns the feed changes of the alarms that changed.
-    func recordFires(alarmIds: [String], firedAt: [Date], on c: PostgresConnection) async throws -> [FeedChange] {
-        let rows = try await c.query("""
-            UPDATE alarms a SET last_fired_date = x.f, version = a.version + 1, updated_at = now()
-            FROM (SELECT id, max(f) AS f FROM unnest(\(alarmIds)::text[], \(firedAt)::timestamptz[]) AS t(id, f)
-                  GROUP BY id) x
-            WHERE a.id = x.id AND a.deleted_at IS NULL AND (a.last_fired_date IS NULL OR a.last_fired_date < x.f)
-            RETURNING a.id, a.owner_id, a.shared_with
+    /// Locks the alarms `ids` (in id order, so two batches cannot wait on each other) and reads them.
+    func lockAll(_ ids: [String], on c: PostgresConnection) async throws -> [Alarm] {
+        guard !ids.isEmpty else { return [] }
+        let rows = try await c.prepared("""
+            SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = ANY(\(ids)::text[]) ORDER BY id FOR UPDATE
             """, logger: logger)
-        return try await Self.inPlaceChanges(rows)
+        return try await AlarmRow.decodeAll(rows)
     }
 
-    /// Puts `alarmId`'s `lastFiredDate` back to `previousFiredAt` if it still shows the fire due
-    /// at `dueAt` and the alarm is not deleted, bumping its version; returns the feed change when
-    /// it changed.
-    func withdrawFire(alarmId: String, dueAt: Date, previousFiredAt: Date?, on c: PostgresConnection) async throws -> [FeedChange] {
-        let rows = try await c.query("""
-            UPDATE alarms SET last_fired_date = \(previousFiredAt), version = version + 1, updated_at = now()
-            WHERE id = \(alarmId) AND deleted_at IS NULL AND last_fired_date = \(dueAt)
-            RETURNING id, owner_id, shared_with
+    /// Writes the `lastFiredDate`, version and `updatedAt` of `alarms` (each as the fire's rule
+    /// answered it), and returns their feed changes: who sees each stays the same.
+    func writeFires(_ alarms: [Alarm], on c: PostgresConnection) async throws -> [FeedChange] {
+        guard !alarms.isEmpty else { return [] }
+        let never = Date(timeIntervalSince1970: 0)
+        try await c.query("""
+            UPDATE alarms a SET last_fired_date = CASE WHEN u.has_fired THEN u.fired END, version = u.version, updated_at = u.updated
+            FROM unnest(\(alarms.map(\.id))::text[], \(alarms.map { $0.lastFiredDate ?? never })::timestamptz[],
+                        \(alarms.map { $0.lastFiredDate != nil })::boolean[], \(alarms.map { Int32($0.version) })::integer[],
+                        \(alarms.map(\.updatedAt))::timestamptz[]) AS u(id, fired, has_fired, version, updated)
+            WHERE a.id = u.id
             """, logger: logger)
-        return try await Self.inPlaceChanges(rows)
-    }
-
-    /// The feed changes of alarms changed in place, from rows of (id, owner, shared_with): who
-    /// sees each stays the same.
-    private static func inPlaceChanges(_ rows: PostgresRowSequence) async throws -> [FeedChange] {
-        var changes: [FeedChange] = []
-        for try await (id, owner, shared) in rows.decode((String, String, [String]).self) {
-            let members = Alarm.members(owner: owner, sharedWith: shared)
-            changes.append(FeedChange(alarmId: id, before: members, after: members, deleted: false))
-        }
-        return changes
+        return alarms.map { FeedChange(alarmId: $0.id, before: $0.members, after: $0.members, deleted: false) }
     }
 }

@@ -150,7 +150,7 @@ final class DeliveryWorker: Service, Sendable {
     /// is recorded.
     private func pipeline() async {
         await withTaskGroup(of: Step.self) { group in
-            var backlog = Backlog(lanes: SendLanes(limits: limits), maxParked: maxParked)
+            var backlog = DeliveryBacklog<Claimed>(lanes: SendLanes(limits: limits), maxParked: maxParked) { Self.lane(of: $0) }
             var claiming = false
             var recording = false
             var exhausted = false
@@ -179,9 +179,8 @@ final class DeliveryWorker: Service, Sendable {
                 }
                 if !recording, !finished.isEmpty || !backlog.deferred.isEmpty {
                     recording = true
-                    startRecording(finished, deferred: backlog.deferred, in: &group)
+                    startRecording(finished, deferred: backlog.takeDeferred().map { ($0.target.deliveryId, Int32($0.attempt)) }, in: &group)
                     finished.removeAll(keepingCapacity: true)
-                    backlog.deferred.removeAll(keepingCapacity: true)
                 }
                 if !ticking, !stop, exhausted, backlog.lanes.inFlight > 0 {
                     ticking = true
@@ -201,13 +200,13 @@ final class DeliveryWorker: Service, Sendable {
                 }
                 switch step {
                 case .sent(let s):
-                    backlog.lanes.release(Self.lane(of: s.claimed))
+                    backlog.finished(s.claimed)
                     finished.append(s)
                 case .claimed(let rows):
                     claiming = false
                     exhausted = rows.count < batchSize && !wokenWhileClaiming
                     wokenWhileClaiming = false
-                    backlog.queue.append(contentsOf: rows)
+                    backlog.enqueue(rows)
                 case .recorded:
                     recording = false
                 case .woke:
@@ -243,82 +242,6 @@ final class DeliveryWorker: Service, Sendable {
                 try? await Task.sleep(for: .seconds(1))
             }
             return .recorded
-        }
-    }
-
-    /// What the pipeline holds between its steps: claimed rows not yet sent, webhooks waiting in
-    /// this worker for their account's or host's slot, the send lanes, and the rows to put back.
-    struct Backlog {
-        var queue: [Claimed] = []
-        var next = 0
-        var lanes: SendLanes
-        var deferred: [(id: Int64, attempt: Int32)] = []
-        var parked: [Claimed] = []
-        let maxParked: Int
-
-        /// Claimed rows not yet sent or parked.
-        var waiting: Int { queue.count - next }
-
-        init(lanes: SendLanes, maxParked: Int) {
-            self.lanes = lanes
-            self.maxParked = maxParked
-        }
-
-        /// The rows to send now, each admitted by its lane: the parked webhooks first, in order,
-        /// then the queue until the lanes are full. A row that has waited too long to send
-        /// within its lease (`maySend` false), or any parked one while `stopping`, goes back to
-        /// the table (`deferred`); so does a busy receiver's row beyond `maxParked`. Returns the
-        /// reason of each row put back (a metric's label).
-        mutating func release(stopping: Bool, maySend: (Claimed) -> Bool) -> (send: [Claimed], putBack: [String]) {
-            var send: [Claimed] = [], putBack: [String] = []
-            if !parked.isEmpty {
-                var still: [Claimed] = []
-                for c in parked {
-                    if stopping || !maySend(c) {
-                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                        putBack.append(stopping ? "stopping" : "lease")
-                    } else if lanes.admit(DeliveryWorker.lane(of: c)) == .send {
-                        send.append(c)
-                    } else {
-                        still.append(c)
-                    }
-                }
-                parked = still
-            }
-            dispatch: while next < queue.count {
-                let c = queue[next]
-                // Waited too long in the queue: a send now could outlive the row's lease,
-                // and another worker could claim and send it meanwhile. Put it back.
-                guard maySend(c) else {
-                    next += 1
-                    deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                    putBack.append("lease")
-                    continue
-                }
-                switch lanes.admit(DeliveryWorker.lane(of: c)) {
-                case .send:
-                    next += 1
-                    send.append(c)
-                case .deferred(let why):
-                    // Its account, host or lane is busy: it waits here for a slot (sends to
-                    // one busy receiver follow each other at once), up to `maxParked`;
-                    // beyond, it goes back to the table for `deferFor`.
-                    next += 1
-                    if parked.count < maxParked {
-                        parked.append(c)
-                    } else {
-                        deferred.append((c.target.deliveryId, Int32(c.attempt)))
-                        putBack.append(why.rawValue)
-                    }
-                case .full:
-                    break dispatch
-                }
-            }
-            if next == queue.count, next > 0 {
-                queue.removeAll(keepingCapacity: true)
-                next = 0
-            }
-            return (send, putBack)
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import GatewayService
+import GatewayCore
 import Testing
 
 /// Retired token-signing keys are dropped after the longest token lifetime.

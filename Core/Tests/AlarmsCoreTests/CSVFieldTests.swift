@@ -1,4 +1,5 @@
-@testable import AlarmsService
+import AlarmsCore
+import Foundation
 import Testing
 
 /// The completions CSV (issue 74): whatever a note holds stays in its field. `"\r\n"` is one
@@ -12,19 +13,19 @@ struct CSVFieldTests {
         ("plain", "plain"),
     ])
     func quoting(input: String, expected: String) {
-        #expect(ExportHandlers.csvField(input) == expected)
+        #expect(CSVField.escape(input) == expected)
     }
 
     @Test("a leading formula character, tab or CR is defused", arguments: [
         ("=1+1", "'=1+1"), ("+1", "'+1"), ("-1", "'-1"), ("@SUM(A1)", "'@SUM(A1)"), ("\t=1", "'\t=1"), ("\r\n=1", "\"'\r\n=1\""),
     ])
     func formulas(input: String, expected: String) {
-        #expect(ExportHandlers.csvField(input) == expected)
+        #expect(CSVField.escape(input) == expected)
     }
 
     @Test("what an attacker writes in a note: CR LF and a row of its own stay inside one quoted field")
     func injectedRow() {
-        let field = ExportHandlers.csvField("done\r\n=1+1 @SUM(A1:A9)")   // no comma or quote to trigger the quoting
+        let field = CSVField.escape("done\r\n=1+1 @SUM(A1:A9)")   // no comma or quote to trigger the quoting
         #expect(field.hasPrefix("\"") && field.hasSuffix("\""))
         // Outside the quotes nothing is left: every line break is inside the field.
         #expect(field.dropFirst().dropLast().replacingOccurrences(of: "\"\"", with: "").contains("\"") == false)
