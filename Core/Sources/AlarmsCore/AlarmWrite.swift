@@ -28,6 +28,13 @@ public enum AlarmWrite {
         guard n != before else { return nil }
         return written(n, from: before, at: at)
     }
+
+    /// `date` to the nearest millisecond since 1970: the resolution of the instants events carry
+    /// (`ISOTime`), at which a date that went through PostgreSQL (whole microseconds, cut, not
+    /// rounded) and the same date from an event are equal.
+    public static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
 }
 
 extension AlarmLifecycle {
@@ -49,8 +56,13 @@ extension AlarmLifecycle {
     /// `alarm` after it rang at `firedAt` (the fire's due instant, or when it fired if later),
     /// written at `at`; nil when nothing changes: a deleted alarm, or a fire no later than the
     /// one it shows (fires of one alarm may arrive out of order, and the latest wins).
+    ///
+    /// Instants are compared to the millisecond (``AlarmWrite/milliseconds(_:)``): events carry
+    /// milliseconds, and a date read back from PostgreSQL is cut to whole microseconds, so the
+    /// same fire read from the row and from the event may differ by a fraction of one.
     public static func fired(_ alarm: Alarm, at firedAt: Date, writtenAt at: Date) -> Alarm? {
-        guard alarm.deletedAt == nil, alarm.lastFiredDate.map({ $0 < firedAt }) ?? true else { return nil }
+        guard alarm.deletedAt == nil,
+              alarm.lastFiredDate.map({ AlarmWrite.milliseconds($0) < AlarmWrite.milliseconds(firedAt) }) ?? true else { return nil }
         var n = alarm
         n.lastFiredDate = firedAt
         return AlarmWrite.written(n, from: alarm, at: at)
@@ -59,8 +71,10 @@ extension AlarmLifecycle {
     /// `alarm` after the fire due at `dueAt`, announced ahead, was withdrawn before it rang: its
     /// `lastFiredDate` goes back to `previous`; nil when it no longer shows that fire (a later
     /// one came) or the alarm is deleted.
+    /// Compared to the millisecond, as ``fired(_:at:writtenAt:)``.
     public static func fireWithdrawn(_ alarm: Alarm, dueAt: Date, previous: Date?, writtenAt at: Date) -> Alarm? {
-        guard alarm.deletedAt == nil, alarm.lastFiredDate == dueAt else { return nil }
+        guard alarm.deletedAt == nil, let shown = alarm.lastFiredDate,
+              AlarmWrite.milliseconds(shown) == AlarmWrite.milliseconds(dueAt) else { return nil }
         var n = alarm
         n.lastFiredDate = previous
         return AlarmWrite.written(n, from: alarm, at: at)

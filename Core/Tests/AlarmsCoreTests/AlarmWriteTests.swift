@@ -71,4 +71,26 @@ struct AlarmWriteTests {
         }
         #expect(a.version == start + Self.transitions.count, "\(a.version - start) versions for \(Self.transitions.count) writes")
     }
+
+    /// A date as PostgreSQL gives it back: whole microseconds since 2000-01-01, cut (what
+    /// PostgresNIO's `Date` encoding does).
+    static func throughPostgres(_ d: Date) -> Date {
+        let micros = Int64(d.timeIntervalSince(Date(timeIntervalSince1970: 946_684_800)) * 1_000_000)
+        return Date(timeIntervalSince1970: 946_684_800 + Double(micros) / 1_000_000)
+    }
+
+    @Test("a fire's instant read back from the row is the event's instant: a repeat writes nothing, a withdrawal applies (1 000 millisecond instants)")
+    func instantsThroughPostgres() throws {
+        var unequal = 0
+        for ms in stride(from: Int64(1_800_000_000_001), to: 1_800_000_001_000, by: 1) {
+            let due = Date(timeIntervalSince1970: Double(ms) / 1000)   // as an event decodes it
+            var a = Self.alarm()
+            a.lastFiredDate = Self.throughPostgres(due)                 // as the row reads it
+            if a.lastFiredDate != due { unequal += 1 }
+            #expect(AlarmLifecycle.fired(a, at: due, writtenAt: Self.t) == nil, "a repeat of the fire at \(ms) ms wrote")
+            #expect(AlarmLifecycle.fireWithdrawn(a, dueAt: due, previous: nil, writtenAt: Self.t) != nil, "the withdrawal at \(ms) ms missed")
+            #expect(AlarmLifecycle.fired(a, at: due.addingTimeInterval(0.001), writtenAt: Self.t) != nil, "a fire a millisecond later did not")
+        }
+        #expect(unequal > 0, "the round trip through PostgreSQL's microseconds changed no instant: the test shows nothing")
+    }
 }
