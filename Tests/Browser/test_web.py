@@ -570,9 +570,25 @@ def test_no_silent_failure_mark_then_delete_and_quick_edits(new_page):
     expect(card).to_be_visible()
     alarm_id = card.get_attribute("data-alarm")
     card.click()
+    # The mark's answer is held until the delete's confirmation is open, then let through: the
+    # page drawn again for the mark must not take the open sheet away (it did whenever the
+    # answer came after the click on Delete, as under load).
+    held = []
+    page.route("**/v1/alarms/*/completions", lambda route: held.append(route))
     page.get_by_role("button", name="Mark done").click()
+    for _ in range(200):
+        if held:
+            break
+        page.wait_for_timeout(25)
+    assert held, "the mark was never sent"
     page.get_by_role("button", name="Delete").click()
-    page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    confirm = page.get_by_role("dialog")
+    expect(confirm).to_be_visible()
+    held[0].continue_()
+    page.unroute("**/v1/alarms/*/completions")
+    expect(page.locator(".toast").filter(has_text="Done")).to_be_visible()
+    expect(confirm).to_be_visible()
+    confirm.get_by_role("button", name="Delete").click()
     expect(page.locator("[data-alarm]")).to_have_count(0)
     page.wait_for_function("(a) => fetch(`/v1/alarms/${a[0]}`, {headers: {Authorization: `Bearer ${a[1]}`}}).then(r => r.status === 404)",
                            arg=[alarm_id, access_token(page)], timeout=15_000, polling=500)

@@ -259,7 +259,16 @@ export async function detailView(id) {
   const fresh = () => { const s = store.alarms.get(a.id); return s && s.version > a.version ? (a = s) : a; };
   // A change changed elsewhere meanwhile (412) is not lost and not faked: pausing or resuming
   // is sent again on the current version; an edit asks first (repaint shows the current alarm).
-  const repaint = () => window.dispatchEvent(new HashChangeEvent("hashchange"));
+  // The page is drawn again with the answer of an action; while a sheet opened meanwhile is up
+  // (a delete's confirmation clicked before a mark's answer came), it waits for the sheet to
+  // close instead of taking it away, and is left alone when the sheet moved to another page.
+  const repaint = () => {
+    const overlay = document.getElementById("overlay"), page = location.hash;
+    const draw = () => { if (location.hash === page) window.dispatchEvent(new HashChangeEvent("hashchange")); };
+    if (!overlay.hasChildNodes()) return draw();
+    const watch = new MutationObserver(() => { if (!overlay.hasChildNodes()) { watch.disconnect(); draw(); } });
+    watch.observe(overlay, { childList: true });
+  };
   const patch = (body) => act(async () => { fresh(); a = await store.patch(a.id, body); repaint(); });
 
   const statusText = (c) => {
