@@ -1,15 +1,27 @@
 import Logging
 import PostgresNIO
 
+/// How an advisory lock's name becomes its key. The name and the hash together are the lock's
+/// identity: two spellings of one name would not exclude each other.
+public enum AdvisoryLockHash: Sendable {
+    /// `hashtextextended(name, 0)`, 64 bits: every lock taken since the helper exists.
+    case extended
+    /// `hashtext(name)`, 32 bits: two older locks (an inviter's invitations, a user's paid
+    /// snoozes) keep it, so a replica of the previous release still excludes a new one.
+    case legacy32
+}
+
 extension PostgresConnection {
     /// Takes the advisory lock named `key` for the rest of the transaction
-    /// (`pg_advisory_xact_lock(hashtextextended(key, 0))`): writers that must not interleave (one
-    /// owner's alarms, one inviter's uploads, a schema's migrations) each take it first, and it
-    /// is released by the commit or the rollback, never by hand. The suite's one spelling of it:
-    /// the name is the lock's identity, so two spellings of one name would not exclude each other.
-    /// (Two older locks hash with the 32-bit `hashtext` — an inviter's invitations, a user's paid
-    /// snoozes — and keep it: a replica of the previous release must still exclude a new one.)
-    public func lockUntilCommit(_ key: String, logger: Logger) async throws {
-        _ = try await query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).drain()
+    /// (`pg_advisory_xact_lock(hashtextextended(key, 0))`, or `hashtext(key)` for a
+    /// ``AdvisoryLockHash/legacy32`` lock): writers that must not interleave (one owner's
+    /// alarms, one inviter's invitations, a schema's migrations) each take it first, and it is
+    /// released by the commit or the rollback, never by hand. The suite's one home for it (the
+    /// notifications inbox's bucketed locks, taken many at once in key order, are their own).
+    public func lockUntilCommit(_ key: String, hash: AdvisoryLockHash = .extended, logger: Logger) async throws {
+        switch hash {
+        case .extended: _ = try await query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).drain()
+        case .legacy32: _ = try await query("SELECT pg_advisory_xact_lock(hashtext(\(key)))", logger: logger).drain()
+        }
     }
 }

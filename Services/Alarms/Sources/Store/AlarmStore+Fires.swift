@@ -10,11 +10,13 @@ import PostgresNIO
 /// then written in place, a batch in one statement. No event follows, only the delta feed
 /// (``AlarmStore/bumpFeed(_:on:)``).
 extension AlarmStore {
-    /// Locks the alarms `ids` (in id order, so two batches cannot wait on each other) and reads them.
+    /// Locks the alarms `ids` that are not deleted (in id order, so two batches cannot wait on
+    /// each other) and reads them: a deleted alarm takes no fire, and is not locked for one.
     func lockAll(_ ids: [String], on c: PostgresConnection) async throws -> [Alarm] {
         guard !ids.isEmpty else { return [] }
         let rows = try await c.prepared("""
-            SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = ANY(\(ids)::text[]) ORDER BY id FOR UPDATE
+            SELECT \(unescaped: AlarmRow.columns) FROM alarms WHERE id = ANY(\(ids)::text[]) AND deleted_at IS NULL
+            ORDER BY id FOR UPDATE
             """, logger: logger)
         return try await AlarmRow.decodeAll(rows)
     }

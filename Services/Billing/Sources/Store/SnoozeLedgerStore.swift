@@ -68,7 +68,7 @@ struct SnoozeLedgerStore: Sendable {
 
     /// Serializes recording paid snoozes of `user` until the transaction ends (`pg_advisory_xact_lock`).
     func lockUser(_ user: String, on c: PostgresConnection) async throws {
-        try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(user)))", logger: logger)
+        try await c.lockUntilCommit(user, hash: .legacy32, logger: logger)
     }
 
     /// Records the `sequence`-th paid snooze of an occurrence, bought by store transaction

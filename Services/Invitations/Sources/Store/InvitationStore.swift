@@ -140,7 +140,7 @@ struct InvitationStore: Sendable {
 
     /// Serializes invitation creation by `inviter` until the transaction ends (`pg_advisory_xact_lock`).
     func lockInviter(_ inviter: String, on c: PostgresConnection) async throws {
-        try await c.query("SELECT pg_advisory_xact_lock(hashtext(\(inviter)))", logger: logger)
+        try await c.lockUntilCommit(inviter, hash: .legacy32, logger: logger)
     }
 
     /// How many invitations `inviter` created in the last hour, and when the oldest of them was
