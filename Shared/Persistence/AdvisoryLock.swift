@@ -18,10 +18,15 @@ extension PostgresConnection {
     /// alarms, one inviter's invitations, a schema's migrations) each take it first, and it is
     /// released by the commit or the rollback, never by hand. The suite's one home for it (the
     /// notifications inbox's bucketed locks, taken many at once in key order, are their own).
-    public func lockUntilCommit(_ key: String, hash: AdvisoryLockHash = .extended, logger: Logger) async throws {
-        switch hash {
-        case .extended: _ = try await query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).drain()
-        case .legacy32: _ = try await query("SELECT pg_advisory_xact_lock(hashtext(\(key)))", logger: logger).drain()
+    ///
+    /// `shared`: many holders at once, excluding only the exclusive holder of the same key
+    /// (`pg_advisory_xact_lock_shared`): readers of something a writer changes as a whole.
+    public func lockUntilCommit(_ key: String, hash: AdvisoryLockHash = .extended, shared: Bool = false, logger: Logger) async throws {
+        switch (hash, shared) {
+        case (.extended, false): _ = try await query("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger).drain()
+        case (.extended, true): _ = try await query("SELECT pg_advisory_xact_lock_shared(hashtextextended(\(key), 0))", logger: logger).drain()
+        case (.legacy32, false): _ = try await query("SELECT pg_advisory_xact_lock(hashtext(\(key)))", logger: logger).drain()
+        case (.legacy32, true): _ = try await query("SELECT pg_advisory_xact_lock_shared(hashtext(\(key)))", logger: logger).drain()
         }
     }
 }

@@ -154,7 +154,10 @@ struct AlarmHandlers: Sendable {
         if let g = groupJoined, try await store.load(patch.id)?.groupId == g { groupJoined = nil }
         let groupAsked = try await groups.ask(groupJoined, actor: actor)
         let updated: Alarm? = try await outbox.transaction { c in
-            try await changes.revise(patch.id, actor: actor, at: now, on: c) { alarm in
+            // The group named is locked before the alarm's row, as a membership change locks the
+            // group before the rows it reshares (``AlarmStore/lockGroup(_:exclusive:on:)``).
+            if let g = patch.groupId.value { try await store.lockGroup(g, exclusive: false, on: c) }
+            return try await changes.revise(patch.id, actor: actor, at: now, on: c) { alarm in
                 let a = alarm
                 guard a.isVisible(to: actor), a.deletedAt == nil else { throw Self.notFound(patch.id) }
                 let isOwner = a.ownerId == actor

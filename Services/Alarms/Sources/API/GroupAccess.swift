@@ -41,7 +41,11 @@ struct GroupAccess: Sendable {
     /// The members of `group` when `actor` may add alarms to it under its rules (the owner,
     /// the owner and admins, or everyone: `GroupSettings.alarmEditors`); nil when they may not.
     /// From the copy when it lists `actor` in the group, else from what accounts said (`asked`).
+    /// Takes the group's lock shared first (``AlarmStore/lockGroup(_:exclusive:on:)``): a
+    /// membership change either comes before and is read here, or waits for this transaction
+    /// and then finds the alarm it made to reshare.
     func managedMembers(_ group: String, actor: String, asked: Asked, on c: PostgresConnection) async throws -> [String]? {
+        try await store.lockGroup(group, exclusive: false, on: c)
         if let allowed = try await store.mayEditGroupAlarms(group: group, user: actor, on: c) {
             return allowed ? try await store.groupMembers(group: group, on: c) : nil
         }

@@ -25,6 +25,9 @@ struct GroupEventHandlers: Sendable {
 
     func upserted(_ e: AccountsEvents.GroupUpserted, on c: PostgresConnection) async throws {
         let g = e.group.id
+        // Before the members are read: an alarm being made in the group meanwhile is either
+        // committed first (and reshared below) or reads the members this writes.
+        try await store.lockGroup(g, exclusive: true, on: c)
         let old = Set(try await store.groupMembers(group: g, on: c))
         try await store.deleteGroupMembers(group: g, on: c)
         try await store.insertGroupMembers(group: g, members: e.members, on: c)
@@ -35,6 +38,7 @@ struct GroupEventHandlers: Sendable {
     }
 
     func deleted(_ e: AccountsEvents.GroupDeleted, on c: PostgresConnection) async throws {
+        try await store.lockGroup(e.groupId, exclusive: true, on: c)
         try await store.deleteGroupMembers(group: e.groupId, on: c)
         try await store.deleteGroupSettings(group: e.groupId, on: c)
         try await reshare(group: e.groupId, adding: [], removing: Set(e.memberIds), remaining: [], detach: true, on: c)

@@ -18,6 +18,16 @@ extension AlarmStore {
             """, logger: logger)
     }
 
+    /// Orders the reads of `group`'s members into an alarm (a creation, an alarm joining the
+    /// group: `exclusive` false, many at once) against a change of its membership (the accounts
+    /// stream's group events: `exclusive`), until the transaction ends. Without it, an alarm
+    /// created while a member was being added read the members before the change and committed
+    /// after the change had reshared the group's alarms, and never had that member: a soak run
+    /// left 23 member-alarm pairs out (fire pushes the member never got).
+    func lockGroup(_ group: String, exclusive: Bool, on c: PostgresConnection) async throws {
+        try await c.lockUntilCommit("alarms.group:" + group, shared: !exclusive, logger: logger)
+    }
+
     /// Records the rules of `group` (who edits its alarms, its pending window).
     func upsertGroupSettings(group: String, _ settings: GroupSettings, on c: PostgresConnection) async throws {
         try await c.query("""
