@@ -31,6 +31,17 @@ struct LoadAuditTests {
         return (alarms, inbox, received)
     }
 
+    @Test("a group alarm without a member of its group is a problem, though every push it called for came (the audit's expectations are the suite's own)")
+    func groupMemberMissing() {
+        var (a, i, r) = Self.clean()
+        a[0].groupMembers = Set(Self.members)
+        #expect(LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"]).problems.isEmpty)
+        a[0].groupMembers = Set(Self.members + ["m3"])
+        let result = LoadAudit.compute(alarms: a, inbox: i, received: r, planned: ["g", "p"])
+        #expect(result.fire.lost == 0 && result.groupAlarmsShort == 1 && result.groupMembersMissing == 1)
+        #expect(result.problems == ["1 group alarms lack members of their group (1 member-alarm pairs)"], "\(result.problems)")
+    }
+
     @Test("a clean run: every expected push in its inbox and received once; no problem")
     func clean() {
         let (a, i, r) = Self.clean()

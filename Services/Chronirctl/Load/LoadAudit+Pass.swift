@@ -25,6 +25,14 @@ extension LoadAudit {
             r.acceptedAlarms = alarms.count
             r.plannedNotAccepted = planned.subtracting(accepted.keys).count
             r.acceptedNotPlanned = Set(accepted.keys).subtracting(planned).count
+            for a in alarms {
+                guard let group = a.groupMembers else { continue }
+                let missing = group.subtracting(a.members)
+                guard !missing.isEmpty else { continue }
+                r.groupAlarmsShort += 1
+                r.groupMembersMissing += missing.count
+                if examples.count < 12 { examples.append("alarm \(a.id) lacks \(missing.count) of its group's members") }
+            }
         }
 
         func result() -> Result {

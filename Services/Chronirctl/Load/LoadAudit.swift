@@ -16,6 +16,10 @@ enum LoadAudit {
         var completed: Bool
         /// Who the generator meant to complete it (used when no inbox row names the completer).
         var completer: String? = nil
+        /// For an alarm of one of the run's groups: the group's members as the generator formed
+        /// it (the owner among them). The load changes no membership afterwards, so the alarm's
+        /// members must be exactly these; a member missing is a fire nobody would call for.
+        var groupMembers: Set<String>? = nil
     }
 
     /// One row of a client's inbox (or one frame of its live stream), as far as the audit reads it.
@@ -83,6 +87,11 @@ enum LoadAudit {
         /// Inbox rows of any other type (not the run's fires and completions) that never reached
         /// their client's stream: every row of an inbox must.
         var otherRowsNotOnStream = 0
+        /// Group alarms whose members are not their group's, and the member-alarm pairs missing:
+        /// the expectations above are the suite's own, so a member an alarm never got is not
+        /// counted lost there.
+        var groupAlarmsShort = 0
+        var groupMembersMissing = 0
         /// Users whose alarms or inbox could not be read back (the audit is incomplete).
         var unreadable = 0
         var byMinute: [Minute] = []
@@ -101,6 +110,9 @@ enum LoadAudit {
             if repeatedFrames > 0 { out.append("\(repeatedFrames) frames reached a client more than once") }
             if outOfOrderFrames > 0 { out.append("\(outOfOrderFrames) frames reached a client after a larger id") }
             if otherRowsNotOnStream > 0 { out.append("\(otherRowsNotOnStream) other inbox rows never reached their client's stream") }
+            if groupAlarmsShort > 0 {
+                out.append("\(groupAlarmsShort) group alarms lack members of their group (\(groupMembersMissing) member-alarm pairs)")
+            }
             if plannedNotAccepted > 0 { out.append("\(plannedNotAccepted) alarms answered 201 that the suite does not hold") }
             if unreadable > 0 { out.append("\(unreadable) users' alarms or inbox could not be read back: the audit is incomplete") }
             return out

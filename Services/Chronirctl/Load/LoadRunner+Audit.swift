@@ -11,7 +11,8 @@ extension LoadRunner {
     /// failing (a gateway killed by the run) makes the audit incomplete, which is a problem of
     /// the run, not a crash of the generator. A row read whose frame is still on its way is
     /// waited for, up to `min(--drain, 30)` seconds.
-    func audit(_ users: [User], windowStart: Date) async throws -> LoadAudit.Result {
+    /// `groupMembers`: each of the run's groups (by id) with the members the generator formed it with.
+    func audit(_ users: [User], windowStart: Date, groupMembers: [String: Set<String>] = [:]) async throws -> LoadAudit.Result {
         let window = (0..<options.window).map { windowStart.addingTimeInterval(Double($0) * 60) }
         let hm = { (d: Date) in String(ISOTime.format(d).dropFirst(11).prefix(5)) }
         let dueAt = Dictionary(window.map { (hm($0), $0) }, uniquingKeysWith: { a, _ in a })
@@ -32,7 +33,7 @@ extension LoadRunner {
                     // Due inside the window and accepted before its instant (else it fires tomorrow).
                     guard let due = dueAt[a.schedule.timeOfDay], a.createdAt < due else { continue }
                     facts.append(.init(id: a.id, members: [a.ownerId] + a.sharedWith, due: due, completed: a.lastCompletedDate != nil,
-                                       completer: planned[a.id]?.completer))
+                                       completer: planned[a.id]?.completer, groupMembers: a.groupId.flatMap { groupMembers[$0] }))
                 }
                 cursor = page.nextCursor
             } while cursor != nil

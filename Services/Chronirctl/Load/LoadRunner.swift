@@ -77,7 +77,8 @@ final class LoadRunner: Sendable {
         // The last completions' pushes, then what the suite holds against what each client received.
         try await Task.sleep(for: .seconds(min(5, options.drain)))
         progress("auditing: every user's alarms and inbox against what its stream received")
-        let audit = try await audit(users, windowStart: windowStart)
+        let groupMembers = Dictionary(zip(groupIds, plan.groups.map { Set($0.map { users[$0].uid }) }), uniquingKeysWith: { a, _ in a })
+        let audit = try await audit(users, windowStart: windowStart, groupMembers: groupMembers)
         phase("7 audit")
         var out = report(plan: plan, phases: phases, windowStart: windowStart, firingSeconds: firingSeconds, firingRequests: firingRequests)
         out.apply(audit)
